@@ -1,0 +1,119 @@
+package query
+
+// Action is what a plan does to its table.
+type Action uint8
+
+// The four actions, in CRUD mask order.
+const (
+	Read Action = iota + 1
+	Insert
+	Update
+	Delete
+)
+
+// String names the action as permissions spell it.
+func (a Action) String() string {
+	switch a {
+	case Read:
+		return "read"
+	case Insert:
+		return "create"
+	case Update:
+		return "update"
+	case Delete:
+		return "delete"
+	}
+	return "unknown"
+}
+
+// Op is a filter operator, normalized: aliases (neq, gte, lte) and the
+// convenience forms (li, rli) are folded by the parser.
+type Op string
+
+// Operators of the filter grammar after normalization.
+const (
+	Eq        Op = "eq"
+	Ne        Op = "ne"
+	Gt        Op = "gt"
+	Ge        Op = "ge"
+	Lt        Op = "lt"
+	Le        Op = "le"
+	Like      Op = "like"  // Args[0] is a LIKE pattern escaped with '\'
+	ILike     Op = "ilike" // case-insensitive Like
+	In        Op = "in"
+	NotIn     Op = "nin"
+	Between   Op = "bw" // Args[0] <= col <= Args[1]
+	IsNull    Op = "isnull"
+	IsNotNull Op = "notnull"
+	IsTrue    Op = "istrue"
+	IsFalse   Op = "isfalse"
+)
+
+// Expr is a boolean condition over one table's columns.
+type Expr interface{ isExpr() }
+
+// Cond compares one column. Args are the request values: strings as parsed,
+// replaced by typed values once the engine has coerced them to the column's
+// kind. They are only ever bound, never rendered into SQL text.
+type Cond struct {
+	Column string
+	Op     Op
+	Args   []any
+}
+
+// And is true when every item is; an empty And is true.
+type And []Expr
+
+// Or is true when any item is; an empty Or is false.
+type Or []Expr
+
+// Not negates X.
+type Not struct{ X Expr }
+
+func (*Cond) isExpr() {}
+func (And) isExpr()   {}
+func (Or) isExpr()    {}
+func (Not) isExpr()   {}
+
+// Order is one ORDER BY term.
+type Order struct {
+	Column string
+	Desc   bool
+}
+
+// Default marks an insert cell the database fills itself (DEFAULT).
+type Default struct{}
+
+// Assign sets one column in an update.
+type Assign struct {
+	Column string
+	Value  any
+}
+
+// Plan describes one operation on one table. The faces fill the request
+// part; the engine validates it against the catalog, adds the grant, and
+// hands it to the table's dialect.
+type Plan struct {
+	Action Action
+
+	// Address, as given by the caller.
+	Org, Project        string
+	Type, Schema, Table string
+
+	// Columns is the projection of a read (empty = every visible column) or
+	// the column list of an insert.
+	Columns []string
+	// Where selects rows for read, update and delete; nil selects all.
+	Where Expr
+	// Order of a read; empty leaves the database's order.
+	Order []Order
+	// Limit and Offset page a read. Limit 0 means no limit (internal use only).
+	Limit, Offset int64
+
+	// Rows of an insert, each aligned with Columns. A cell may be Default{}.
+	Rows [][]any
+	// Set holds an update's new values.
+	Set []Assign
+	// All allows a delete or update without a filter.
+	All bool
+}
