@@ -209,3 +209,39 @@ func FuzzFromParams(f *testing.F) {
 		}
 	})
 }
+
+func TestMask(t *testing.T) {
+	for _, s := range []string{"crud", "----", "-r--", "cr--", "c--d", "CRUD"} {
+		m, err := ParseMask(s)
+		if err != nil {
+			t.Fatal(s, err)
+		}
+		if m.String() != strings.ToLower(s) {
+			t.Errorf("%s -> %s", s, m)
+		}
+	}
+	for _, s := range []string{"", "rcud", "crudx", "cr-", "xr--"} {
+		if _, err := ParseMask(s); err == nil || fault.KindOf(err) != fault.Invalid {
+			t.Errorf("%q: %v", s, err)
+		}
+	}
+	ro, _ := ParseMask("-r--")
+	if !ro.Allows(Read) || ro.Allows(Insert) || ro.Allows(Update) || ro.Allows(Delete) {
+		t.Error("-r-- allows wrong actions")
+	}
+}
+
+func FuzzParseMask(f *testing.F) {
+	f.Add("crud")
+	f.Add("-r--")
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseMask(s)
+		if err != nil {
+			return
+		}
+		back, err := ParseMask(m.String())
+		if err != nil || back != m {
+			t.Fatalf("%q round trip: %v %v", s, back, err)
+		}
+	})
+}

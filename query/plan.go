@@ -110,6 +110,9 @@ type Plan struct {
 	// Limit and Offset page a read. Limit 0 means no limit (internal use only).
 	Limit, Offset int64
 
+	// Records are an insert's rows as a face received them (column → value,
+	// JSON-decoded). The engine turns them into Columns and Rows.
+	Records []map[string]any
 	// Rows of an insert, each aligned with Columns. A cell may be Default{}.
 	Rows [][]any
 	// Set holds an update's new values.

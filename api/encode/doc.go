@@ -1,0 +1,32 @@
+// Package encode streams the read results of the REST Auto API in the
+// response formats the gateway offers: json, ndjson, csv, xml, yaml and bson.
+//
+// Stream is the hot path of every read, so the encoders avoid reflection:
+// each cell is switched on its concrete type (the set documented by
+// dialects.Rows) and appended with strconv-style Append functions into one
+// reusable byte buffer. The buffer is handed to the writer whenever it holds
+// more than about 32 KiB, so memory stays flat however many rows a result
+// has, and a row costs no allocation in the common case.
+//
+// Cell values map onto the formats as follows:
+//
+//   - nil is null (json, yaml, bson), an empty unquoted field (csv) or an
+//     empty element with the attribute null="true" (xml).
+//   - Integers of every size keep their exact digits; float64 and float32
+//     are written like encoding/json writes them. NaN and ±Inf, which JSON
+//     cannot hold, become the strings "NaN", "Infinity" and "-Infinity"
+//     (yaml writes .nan, .inf and -.inf).
+//   - json.Number is an exact decimal and is written as its literal; a
+//     literal that is not a valid JSON number is written as a string.
+//   - time.Time is written in RFC 3339 with trimmed nanoseconds
+//     (time.RFC3339Nano); bson writes a UTC datetime in milliseconds.
+//   - []byte is standard base64 text; bson writes binary subtype 0.
+//   - json.RawMessage is inserted as compact JSON in json and ndjson and as
+//     compact JSON text in csv; xml, yaml and bson write its text as a string.
+//     Raw JSON that is not valid is written as a string.
+//   - []any is an array and map[string]any an object with sorted keys.
+//   - Anything else is written as the string fmt.Sprint gives.
+//
+// Every text format produces valid UTF-8: a byte that is not valid UTF-8 is
+// replaced by U+FFFD, one replacement per byte, as encoding/json does.
+package encode

@@ -1,0 +1,397 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/query"
+	"github.com/littlebitlabs/minimal/store"
+)
+
+// Token claims fixed by the gateway.
+const (
+	Issuer   = "minimal"
+	Audience = "minimal"
+	// HeaderName is the header that carries a token.
+	HeaderName = "LB-Access-Token"
+	// MaxTokenBytes caps the size of a token accepted from a header.
+	MaxTokenBytes = 4096
+	// MaxTTL caps the lifetime of any minted token.
+	MaxTTL = 366 * 24 * time.Hour
+
+	signingKeySetting = "token_signing_key"
+	cacheTTL          = time.Second
+)
+
+// Principal is who is acting, as proven by a verified token and confirmed
+// against the store's current state of the identity.
+type Principal struct {
+	IdentityID string
+	Identity   string // identity name
+	Kind       string // user, service or mcp
+	OrgID      string
+	Org        string // org abbreviation, as in URLs
+	ProjectID  string
+	Project    string // project abbreviation, as in URLs
+	SpaceID    string
+	Space      string
+	// Roles are the token's roles that the identity still holds.
+	Roles []string
+	// KeyType is the token's key_type, narrowed by the identity's current one.
+	KeyType   query.Mask
+	Claims    map[string]any
+	TokenID   string
+	ExpiresAt time.Time
+}
+
+// Claims is the JWT payload.
+type Claims struct {
+	Org      string   `json:"org"`
+	Project  string   `json:"project"`
+	Space    string   `json:"space"`
+	Identity string   `json:"identity"`
+	Kind     string   `json:"kind"`
+	Roles    []string `json:"roles"`
+	KeyType  string   `json:"key_type"`
+	jwt.RegisteredClaims
+}
+
+type ctxKey struct{}
+
+// WithPrincipal returns a context carrying p.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, ctxKey{}, p)
+}
+
+// PrincipalFrom returns the Principal of a context, or nil.
+func PrincipalFrom(ctx context.Context) *Principal {
+	p, _ := ctx.Value(ctxKey{}).(*Principal)
+	return p
+}
+
+// FromRequest extracts the raw token from LB-Access-Token or an
+// Authorization: Bearer header. Tokens are never read from the URL or cookies.
+func FromRequest(r *http.Request) (string, error) {
+	tok := r.Header.Get(HeaderName)
+	if tok == "" {
+		if h := r.Header.Get("Authorization"); h != "" {
+			scheme, rest, ok := strings.Cut(h, " ")
+			if !ok || !strings.EqualFold(scheme, "Bearer") {
+				return "", fault.New(fault.Unauthenticated, "Authorization header must be 'Bearer <token>'")
+			}
+			tok = strings.TrimSpace(rest)
+		}
+	}
+	if tok == "" {
+		return "", fault.New(fault.Unauthenticated, "missing access token: send it in the %s header", HeaderName)
+	}
+	if len(tok) > MaxTokenBytes {
+		return "", fault.New(fault.Unauthenticated, "access token is larger than %d bytes", MaxTokenBytes)
+	}
+	return tok, nil
+}
+
+// SigningKey loads the token signing key from the store, creating it on
+// first use. It is kept sealed under the master key.
+func SigningKey(ctx context.Context, st *store.Store) ([]byte, error) {
+	v, ok, err := st.SealedSetting(ctx, signingKeySetting)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		key, err := base64.StdEncoding.DecodeString(v)
+		if err != nil || len(key) < 32 {
+			return nil, fault.New(fault.Internal, "stored token signing key is malformed")
+		}
+		return key, nil
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	if err := st.PutSealedSetting(ctx, signingKeySetting, base64.StdEncoding.EncodeToString(key)); err != nil {
+		return nil, err
+	}
+	// Another process may have raced us; the stored value wins.
+	return SigningKey(ctx, st)
+}
+
+// MintOptions narrow a token below what its identity holds. Zero values
+// mean "everything the identity holds" and DefaultTTL.
+type MintOptions struct {
+	Roles   []string
+	KeyType string
+	TTL     time.Duration
+}
+
+// DefaultTTL is the lifetime of a token minted without a TTL.
+const DefaultTTL = 24 * time.Hour
+
+// Mint signs a token for an identity. It refuses roles the identity does not
+// hold, a key_type wider than the identity's, and a TTL over MaxTTL.
+func Mint(ctx context.Context, st *store.Store, key []byte, id store.Identity, opt MintOptions) (string, error) {
+	if !id.Enabled {
+		return "", fault.New(fault.Forbidden, "identity %q is disabled", id.Name)
+	}
+	roles := opt.Roles
+	if roles == nil {
+		roles = id.Roles
+	}
+	for _, r := range roles {
+		if !slices.Contains(id.Roles, r) {
+			return "", fault.New(fault.Forbidden, "identity %q does not hold role %q (it holds %v)", id.Name, r, id.Roles)
+		}
+	}
+	held, err := query.ParseMask(id.KeyType)
+	if err != nil {
+		return "", err
+	}
+	kt := held
+	if opt.KeyType != "" {
+		if kt, err = query.ParseMask(opt.KeyType); err != nil {
+			return "", err
+		}
+		if !held.Covers(kt) {
+			return "", fault.New(fault.Forbidden, "key_type %s is wider than identity %q holds (%s)", kt, id.Name, held)
+		}
+	}
+	ttl := opt.TTL
+	if ttl == 0 {
+		ttl = DefaultTTL
+	}
+	if ttl < 0 || ttl > MaxTTL {
+		return "", fault.New(fault.Invalid, "ttl %s is outside (0, %s]", ttl, MaxTTL)
+	}
+	proj, err := st.ProjectByID(ctx, id.ProjectID)
+	if err != nil {
+		return "", err
+	}
+	org, err := st.OrgByID(ctx, proj.OrgID)
+	if err != nil {
+		return "", err
+	}
+	space, err := st.SpaceByID(ctx, id.SpaceID)
+	if err != nil {
+		return "", err
+	}
+	now := time.Now()
+	c := Claims{
+		Org: org.Abbr, Project: proj.Abbr, Space: space.Name,
+		Identity: id.Name, Kind: id.Kind, Roles: append([]string{}, roles...), KeyType: kt.String(),
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    Issuer,
+			Audience:  jwt.ClaimStrings{Audience},
+			Subject:   id.ID,
+			ID:        uuid.NewString(),
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+		},
+	}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(key)
+}
+
+// Verifier checks tokens against the signing key and the store's current
+// state. Identity and revocation lookups are cached for about a second, so
+// disabling an identity or revoking a token takes effect within seconds.
+type Verifier struct {
+	st     *store.Store
+	key    []byte
+	parser *jwt.Parser
+	now    func() time.Time
+
+	mu    sync.Mutex
+	ids   map[string]cachedIdentity
+	revok map[string]cachedBool
+	projs map[string]cachedProject
+}
+
+type cachedIdentity struct {
+	id  store.Identity
+	err error
+	at  time.Time
+}
+
+type cachedBool struct {
+	v  bool
+	at time.Time
+}
+
+type cachedProject struct {
+	orgID string
+	space string
+	at    time.Time
+}
+
+// NewVerifier builds a Verifier.
+func NewVerifier(st *store.Store, key []byte) *Verifier {
+	return &Verifier{
+		st:  st,
+		key: key,
+		parser: jwt.NewParser(
+			jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+			jwt.WithExpirationRequired(),
+			jwt.WithIssuedAt(),
+			jwt.WithIssuer(Issuer),
+			jwt.WithAudience(Audience),
+			jwt.WithLeeway(5*time.Second),
+		),
+		now:   time.Now,
+		ids:   map[string]cachedIdentity{},
+		revok: map[string]cachedBool{},
+		projs: map[string]cachedProject{},
+	}
+}
+
+// Verify checks a raw token and returns its Principal. Every failure is a
+// fault of kind Unauthenticated with a message saying why.
+func (v *Verifier) Verify(ctx context.Context, raw string) (*Principal, error) {
+	if len(raw) > MaxTokenBytes {
+		return nil, fault.New(fault.Unauthenticated, "access token is larger than %d bytes", MaxTokenBytes)
+	}
+	var c Claims
+	_, err := v.parser.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return v.key, nil })
+	if err != nil {
+		return nil, fault.Wrap(fault.Unauthenticated, err, "invalid access token: %s", tokenProblem(err))
+	}
+	if c.ID == "" || c.Subject == "" {
+		return nil, fault.New(fault.Unauthenticated, "invalid access token: missing jti or sub")
+	}
+	mask, err := query.ParseMask(c.KeyType)
+	if err != nil {
+		return nil, fault.New(fault.Unauthenticated, "invalid access token: bad key_type")
+	}
+	revoked, err := v.revoked(ctx, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	if revoked {
+		return nil, fault.New(fault.Unauthenticated, "access token has been revoked")
+	}
+	id, err := v.identity(ctx, c.Subject)
+	if err != nil {
+		if fault.KindOf(err) == fault.NotFound {
+			return nil, fault.New(fault.Unauthenticated, "access token names an identity that no longer exists")
+		}
+		return nil, err
+	}
+	if !id.Enabled {
+		return nil, fault.New(fault.Unauthenticated, "identity %q is disabled", id.Name)
+	}
+	held, err := query.ParseMask(id.KeyType)
+	if err != nil {
+		return nil, err
+	}
+	orgID, space, err := v.project(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	roles := make([]string, 0, len(c.Roles))
+	for _, r := range c.Roles {
+		if slices.Contains(id.Roles, r) {
+			roles = append(roles, r)
+		}
+	}
+	return &Principal{
+		IdentityID: id.ID, Identity: id.Name, Kind: id.Kind,
+		OrgID: orgID, Org: c.Org, ProjectID: id.ProjectID, Project: c.Project,
+		SpaceID: id.SpaceID, Space: space,
+		Roles: roles, KeyType: mask & held, Claims: id.Claims,
+		TokenID: c.ID, ExpiresAt: c.ExpiresAt.Time,
+	}, nil
+}
+
+func tokenProblem(err error) string {
+	switch {
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return "token has expired"
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return "token is malformed"
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrTokenUnverifiable):
+		return "signature or algorithm is not accepted"
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		return "a required claim is missing"
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer), errors.Is(err, jwt.ErrTokenInvalidAudience):
+		return "issuer or audience is not this gateway"
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return "token is not valid yet"
+	}
+	return "token is not valid"
+}
+
+func (v *Verifier) revoked(ctx context.Context, jti string) (bool, error) {
+	now := v.now()
+	v.mu.Lock()
+	c, ok := v.revok[jti]
+	v.mu.Unlock()
+	if ok && now.Sub(c.at) < cacheTTL {
+		return c.v, nil
+	}
+	r, err := v.st.IsRevoked(ctx, jti)
+	if err != nil {
+		return false, err
+	}
+	v.mu.Lock()
+	if len(v.revok) > 100000 {
+		v.revok = map[string]cachedBool{}
+	}
+	v.revok[jti] = cachedBool{v: r, at: now}
+	v.mu.Unlock()
+	return r, nil
+}
+
+func (v *Verifier) identity(ctx context.Context, id string) (store.Identity, error) {
+	now := v.now()
+	v.mu.Lock()
+	c, ok := v.ids[id]
+	v.mu.Unlock()
+	if ok && now.Sub(c.at) < cacheTTL {
+		return c.id, c.err
+	}
+	ident, err := v.st.IdentityByID(ctx, id)
+	if err != nil && fault.KindOf(err) != fault.NotFound {
+		return ident, err
+	}
+	v.mu.Lock()
+	if len(v.ids) > 100000 {
+		v.ids = map[string]cachedIdentity{}
+	}
+	v.ids[id] = cachedIdentity{id: ident, err: err, at: now}
+	v.mu.Unlock()
+	return ident, err
+}
+
+// project resolves the org id and space name of an identity; both are
+// immutable, so they are cached for a minute.
+func (v *Verifier) project(ctx context.Context, id store.Identity) (orgID, space string, err error) {
+	now := v.now()
+	key := id.ProjectID + "/" + id.SpaceID
+	v.mu.Lock()
+	c, ok := v.projs[key]
+	v.mu.Unlock()
+	if ok && now.Sub(c.at) < time.Minute {
+		return c.orgID, c.space, nil
+	}
+	p, err := v.st.ProjectByID(ctx, id.ProjectID)
+	if err != nil {
+		return "", "", err
+	}
+	s, err := v.st.SpaceByID(ctx, id.SpaceID)
+	if err != nil {
+		return "", "", err
+	}
+	v.mu.Lock()
+	v.projs[key] = cachedProject{orgID: p.OrgID, space: s.Name, at: now}
+	v.mu.Unlock()
+	return p.OrgID, s.Name, nil
+}

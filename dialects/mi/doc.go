@@ -1,0 +1,79 @@
+// Package mi serves mini-app tables as the gateway database type "mi".
+//
+// A mini-app "scope root" (Config.DSN, a directory, optionally written as a
+// file:// URL) holds one subdirectory per table: <name>/schema.yaml describes
+// the fields and <name>/<name>.db is a SQLite file with the fixed layout of
+// mini-app-mcp (rows, _aliases, _row_history, _row_history_archive). The
+// layout is followed exactly, so a directory written by mini-app-mcp opens
+// unchanged and mini-app-mcp keeps working on a directory written here: rows
+// hold compact JSON with sorted keys (serde_json's form, numbers keep their
+// integer or float shape), ids are lower-case UUID v4, timestamps Unix
+// seconds, and every write appends _row_history entries in the same
+// transaction (unless the schema says history: off). The archive roll of old
+// history entries into zstd blobs is left to mini-app-mcp itself; versions
+// written here continue the numbering of both tiers.
+//
+// # Columns
+//
+// Every table shows id (string, primary key, generated), created_at and
+// updated_at (integer Unix seconds, maintained), then the schema fields in
+// yaml order: string → string, number → float, boolean → boolean,
+// array → array, object → json; a field is nullable unless required.
+//
+// # Render conventions
+//
+// Dialect.Render is pure and deterministic, and never splices a request
+// value into SQL text:
+//
+//   - read: SELECT id, data, created_at, updated_at FROM rows [WHERE …]
+//     [ORDER BY …] [LIMIT ? OFFSET ?]. The projection is done in Go, so the
+//     SELECT list never changes. LIMIT/OFFSET appear when either is set; a
+//     zero Limit with an Offset binds LIMIT -1.
+//   - A field is addressed as json_extract(data, ?) with the JSON path
+//     $."field" bound as an argument; id, created_at and updated_at are
+//     referenced directly.
+//   - eq ne gt ge lt le bw in nin compare with bound values: booleans as
+//     1/0, numbers as int64 (integral json.Number) or float64, arrays and
+//     objects as their compact sorted-key JSON text (compared with the text
+//     json_extract returns). Empty in is false, empty nin is true.
+//   - like is case-sensitive: the LIKE pattern is rewritten (as a bound
+//     value) into the equivalent GLOB pattern. ilike is LIKE ? ESCAPE '\',
+//     which SQLite folds for ASCII letters only.
+//   - isnull/notnull: json_extract(data, ?) IS [NOT] NULL, so an absent key
+//     and a JSON null are both null. istrue/isfalse test json_type(data, ?)
+//     = 'true' / 'false', so only real JSON booleans match.
+//   - NULL comparisons follow SQL: ne and nin do not match null fields.
+//   - ORDER BY json_extract(data, ?) ASC|DESC in the given order (SQLite puts
+//     nulls first when ascending).
+//   - update and delete render the row selection they act on,
+//     SELECT id, data FROM rows [WHERE …]; Source.Write runs it inside its
+//     transaction and applies the change row by row. Without a filter the
+//     plan must say All.
+//   - insert renders INSERT INTO rows (id, data, created_at, updated_at)
+//     VALUES (?, ?, ?, ?)[, (?, ?, ?, ?)…] with, per row, the arguments
+//     IDMarker, the row's data as compact sorted-key JSON, NowMarker,
+//     NowMarker. Source.Write executes the one-row form of that statement
+//     per row with the markers replaced by a fresh UUID v4 and the time of
+//     the call.
+//
+// # Read values
+//
+// id is a string, created_at and updated_at are int64. Field cells are
+// decoded from the stored JSON with json.Decoder.UseNumber: strings as
+// string, numbers as json.Number (so 5 and 5.0 stay apart), booleans as
+// bool, arrays as []any (nested objects inside as json.RawMessage), objects
+// as json.RawMessage of compact sorted-key JSON, absent keys and JSON null
+// as nil.
+//
+// # Writes
+//
+// Insert validates every row against the schema before the transaction
+// starts (required fields present and non-null, JSON types matching;
+// unknown keys are kept as mini-app does); Default{} for a field omits the
+// key. Update merges the new values into each selected row (nil or
+// Default{} removes an optional key), validates, and stores. Delete removes
+// the selected rows. A float64 value is stored as a float (5.0); pass
+// json.Number or an integer type to store 5.
+//
+// mi imports dialects, query and fault only; never engine, api or mcp.
+package mi

@@ -1,0 +1,505 @@
+package mi
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/query"
+)
+
+// Markers stand in Render's insert arguments for the values Source.Write
+// generates per row, so that rendering stays deterministic.
+const (
+	// IDMarker is the argument in place of a row's generated UUID v4.
+	IDMarker = "<uuid-v4>"
+	// NowMarker is the argument in place of created_at and updated_at, the
+	// Unix seconds of the write.
+	NowMarker = "<unix-now>"
+)
+
+const (
+	selectRows      = "SELECT id, data, created_at, updated_at FROM rows"
+	selectForWrite  = "SELECT id, data FROM rows"
+	insertRow       = "INSERT INTO rows (id, data, created_at, updated_at) VALUES (?, ?, ?, ?)"
+	rowPlaceholders = ", (?, ?, ?, ?)"
+)
+
+// Dialect renders plans over a mini-app table file. It holds no state: the
+// table's schema is not needed to render, because every field is addressed
+// through a bound JSON path.
+type Dialect struct{}
+
+// Name returns the type code, "mi".
+func (Dialect) Name() string { return "mi" }
+
+// Render turns a plan into SQLite SQL and arguments; see the package
+// documentation for the shape of each action.
+func (Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
+	if p == nil {
+		return dialects.Stmt{}, fault.New(fault.Internal, "mi: nil plan")
+	}
+	var r renderer
+	switch p.Action {
+	case query.Read:
+		if p.Limit < 0 || p.Offset < 0 {
+			return dialects.Stmt{}, fault.New(fault.Invalid, "page size and page number must not be negative")
+		}
+		r.sb.WriteString(selectRows)
+		if err := r.where(p.Where); err != nil {
+			return dialects.Stmt{}, err
+		}
+		for i, o := range p.Order {
+			if i == 0 {
+				r.sb.WriteString(" ORDER BY ")
+			} else {
+				r.sb.WriteString(", ")
+			}
+			if err := r.ref(o.Column); err != nil {
+				return dialects.Stmt{}, err
+			}
+			if o.Desc {
+				r.sb.WriteString(" DESC")
+			} else {
+				r.sb.WriteString(" ASC")
+			}
+		}
+		if p.Limit > 0 || p.Offset > 0 {
+			limit := p.Limit
+			if limit == 0 {
+				limit = -1
+			}
+			r.sb.WriteString(" LIMIT ? OFFSET ?")
+			r.args = append(r.args, limit, p.Offset)
+		}
+	case query.Update:
+		for _, a := range p.Set {
+			if isBuiltin(a.Column) {
+				return dialects.Stmt{}, filledByDatabase(a.Column)
+			}
+			if a.Column == "" {
+				return dialects.Stmt{}, fault.New(fault.Invalid, "update names an empty column")
+			}
+		}
+		if err := r.selection(p); err != nil {
+			return dialects.Stmt{}, err
+		}
+	case query.Delete:
+		if err := r.selection(p); err != nil {
+			return dialects.Stmt{}, err
+		}
+	case query.Insert:
+		objs, err := insertObjects(p)
+		if err != nil {
+			return dialects.Stmt{}, err
+		}
+		r.sb.WriteString(insertRow)
+		for i, obj := range objs {
+			if i > 0 {
+				r.sb.WriteString(rowPlaceholders)
+			}
+			data, err := encodeJSON(obj)
+			if err != nil {
+				return dialects.Stmt{}, fault.Wrap(fault.Invalid, err, "row cannot be stored as JSON")
+			}
+			r.args = append(r.args, IDMarker, data, NowMarker, NowMarker)
+		}
+	default:
+		return dialects.Stmt{}, fault.New(fault.Unsupported, "mi: unknown action %v", p.Action)
+	}
+	return dialects.Stmt{SQL: r.sb.String(), Args: r.args}, nil
+}
+
+func filledByDatabase(col string) *fault.Error {
+	return fault.New(fault.Invalid, "column %q is filled by the database", col)
+}
+
+// insertObjects builds the data object of every insert row from its cells:
+// id and the timestamps must be left to the database, Default{} omits a
+// field, nil stores an explicit null (as mini-app does on create).
+func insertObjects(p *query.Plan) ([]map[string]any, error) {
+	if len(p.Rows) == 0 {
+		return nil, fault.New(fault.Invalid, "no rows to insert")
+	}
+	seen := make(map[string]bool, len(p.Columns))
+	for _, c := range p.Columns {
+		if c == "" {
+			return nil, fault.New(fault.Invalid, "insert names an empty column")
+		}
+		if seen[c] {
+			return nil, fault.New(fault.Invalid, "column %q is given twice", c)
+		}
+		seen[c] = true
+	}
+	objs := make([]map[string]any, len(p.Rows))
+	for i, row := range p.Rows {
+		if len(row) != len(p.Columns) {
+			return nil, fault.New(fault.Invalid, "%shas %d values for %d columns", rowPrefix(p, i), len(row), len(p.Columns))
+		}
+		obj := make(map[string]any, len(row))
+		for j, c := range p.Columns {
+			cell := row[j]
+			if _, def := cell.(query.Default); def {
+				continue
+			}
+			if isBuiltin(c) {
+				if cell != nil {
+					return nil, filledByDatabase(c)
+				}
+				continue
+			}
+			v, err := toValue(cell)
+			if err != nil {
+				return nil, fault.Wrap(fault.Invalid, err, "%sfield %q: value cannot be stored as JSON", rowPrefix(p, i), c)
+			}
+			obj[c] = v
+		}
+		objs[i] = obj
+	}
+	return objs, nil
+}
+
+// rowPrefix names the row in a message when an insert has several.
+func rowPrefix(p *query.Plan, i int) string {
+	if len(p.Rows) < 2 {
+		return ""
+	}
+	return "rows[" + strconv.Itoa(i) + "]: "
+}
+
+type renderer struct {
+	sb   strings.Builder
+	args []any
+}
+
+// selection renders the SELECT of the rows an update or delete acts on.
+func (r *renderer) selection(p *query.Plan) error {
+	if p.Where == nil && !p.All {
+		return fault.New(fault.Invalid, "%s without a filter needs all=true", p.Action)
+	}
+	r.sb.WriteString(selectForWrite)
+	return r.where(p.Where)
+}
+
+func (r *renderer) where(e query.Expr) error {
+	if e == nil {
+		return nil
+	}
+	r.sb.WriteString(" WHERE ")
+	return r.expr(e)
+}
+
+// ref writes a column reference: row columns directly, fields as
+// json_extract with the path bound.
+func (r *renderer) ref(col string) error {
+	if col == "" {
+		return fault.New(fault.Invalid, "empty column name")
+	}
+	if isBuiltin(col) {
+		r.sb.WriteString(col)
+		return nil
+	}
+	r.sb.WriteString("json_extract(data, ?)")
+	r.args = append(r.args, jsonPath(col))
+	return nil
+}
+
+// jsonPath is the SQLite JSON path of a top-level key. The label is quoted
+// so dots, spaces and brackets in a name are taken literally.
+func jsonPath(name string) string { return `$."` + name + `"` }
+
+func (r *renderer) expr(e query.Expr) error {
+	switch x := e.(type) {
+	case *query.Cond:
+		if x == nil {
+			return fault.New(fault.Invalid, "empty condition")
+		}
+		return r.cond(x)
+	case query.And:
+		return r.list(x, " AND ", "1")
+	case *query.And:
+		return r.list(*x, " AND ", "1")
+	case query.Or:
+		return r.list(x, " OR ", "0")
+	case *query.Or:
+		return r.list(*x, " OR ", "0")
+	case query.Not:
+		return r.not(x.X)
+	case *query.Not:
+		return r.not(x.X)
+	case nil:
+		return fault.New(fault.Invalid, "empty condition")
+	}
+	return fault.New(fault.Unsupported, "mi: unknown filter expression %T", e)
+}
+
+func (r *renderer) list(items []query.Expr, sep, empty string) error {
+	if len(items) == 0 {
+		r.sb.WriteString(empty)
+		return nil
+	}
+	r.sb.WriteByte('(')
+	for i, it := range items {
+		if i > 0 {
+			r.sb.WriteString(sep)
+		}
+		if err := r.expr(it); err != nil {
+			return err
+		}
+	}
+	r.sb.WriteByte(')')
+	return nil
+}
+
+func (r *renderer) not(x query.Expr) error {
+	r.sb.WriteString("NOT (")
+	if err := r.expr(x); err != nil {
+		return err
+	}
+	r.sb.WriteByte(')')
+	return nil
+}
+
+var comparisons = map[query.Op]string{
+	query.Eq: " = ?",
+	query.Ne: " <> ?",
+	query.Gt: " > ?",
+	query.Ge: " >= ?",
+	query.Lt: " < ?",
+	query.Le: " <= ?",
+}
+
+func (r *renderer) cond(c *query.Cond) error {
+	want := func(n int) error {
+		if len(c.Args) != n {
+			return fault.New(fault.Invalid, "operator %s on column %q takes %d value(s), got %d", c.Op, c.Column, n, len(c.Args))
+		}
+		return nil
+	}
+	switch c.Op {
+	case query.Eq, query.Ne, query.Gt, query.Ge, query.Lt, query.Le:
+		if err := want(1); err != nil {
+			return err
+		}
+		v, err := bindValue(c, c.Args[0])
+		if err != nil {
+			return err
+		}
+		if err := r.ref(c.Column); err != nil {
+			return err
+		}
+		r.sb.WriteString(comparisons[c.Op])
+		r.args = append(r.args, v)
+	case query.Like, query.ILike:
+		if err := want(1); err != nil {
+			return err
+		}
+		pat, ok := c.Args[0].(string)
+		if !ok {
+			return fault.New(fault.Invalid, "operator %s on column %q needs a text pattern", c.Op, c.Column)
+		}
+		if err := r.ref(c.Column); err != nil {
+			return err
+		}
+		if c.Op == query.Like {
+			// SQLite's LIKE ignores ASCII case; GLOB is the case-sensitive
+			// matcher, so like runs as the equivalent GLOB pattern.
+			r.sb.WriteString(" GLOB ?")
+			r.args = append(r.args, likeToGlob(pat))
+		} else {
+			r.sb.WriteString(` LIKE ? ESCAPE '\'`)
+			r.args = append(r.args, pat)
+		}
+	case query.In, query.NotIn:
+		if len(c.Args) == 0 {
+			if c.Op == query.In {
+				r.sb.WriteString("0")
+			} else {
+				r.sb.WriteString("1")
+			}
+			return nil
+		}
+		vals := make([]any, len(c.Args))
+		for i, a := range c.Args {
+			v, err := bindValue(c, a)
+			if err != nil {
+				return err
+			}
+			vals[i] = v
+		}
+		if err := r.ref(c.Column); err != nil {
+			return err
+		}
+		if c.Op == query.In {
+			r.sb.WriteString(" IN (")
+		} else {
+			r.sb.WriteString(" NOT IN (")
+		}
+		for i := range vals {
+			if i > 0 {
+				r.sb.WriteString(", ")
+			}
+			r.sb.WriteByte('?')
+		}
+		r.sb.WriteByte(')')
+		r.args = append(r.args, vals...)
+	case query.Between:
+		if err := want(2); err != nil {
+			return err
+		}
+		lo, err := bindValue(c, c.Args[0])
+		if err != nil {
+			return err
+		}
+		hi, err := bindValue(c, c.Args[1])
+		if err != nil {
+			return err
+		}
+		if err := r.ref(c.Column); err != nil {
+			return err
+		}
+		r.sb.WriteString(" BETWEEN ? AND ?")
+		r.args = append(r.args, lo, hi)
+	case query.IsNull, query.IsNotNull:
+		if err := want(0); err != nil {
+			return err
+		}
+		if err := r.ref(c.Column); err != nil {
+			return err
+		}
+		if c.Op == query.IsNull {
+			r.sb.WriteString(" IS NULL")
+		} else {
+			r.sb.WriteString(" IS NOT NULL")
+		}
+	case query.IsTrue, query.IsFalse:
+		if err := want(0); err != nil {
+			return err
+		}
+		word := "true"
+		if c.Op == query.IsFalse {
+			word = "false"
+		}
+		if isBuiltin(c.Column) {
+			r.sb.WriteString(c.Column + " IS " + strings.ToUpper(word))
+			return nil
+		}
+		r.sb.WriteString("json_type(data, ?) = '" + word + "'")
+		r.args = append(r.args, jsonPath(c.Column))
+	default:
+		return fault.New(fault.Unsupported, "operator %q is not supported on mi tables", c.Op)
+	}
+	return nil
+}
+
+// bindValue turns a filter value into what SQLite compares with the result
+// of json_extract: 1/0 for booleans, int64 or float64 for numbers, text for
+// strings, compact sorted-key JSON text for arrays and objects.
+func bindValue(c *query.Cond, v any) (any, error) {
+	bad := func(err error) error {
+		return fault.Wrap(fault.Invalid, err, "column %q: value cannot be compared", c.Column)
+	}
+	switch x := v.(type) {
+	case nil:
+		return nil, fault.New(fault.Invalid, "column %q: operator %s needs a value (use is.null)", c.Column, c.Op)
+	case query.Default:
+		return nil, fault.New(fault.Invalid, "column %q: default is not a value", c.Column)
+	case bool:
+		if x {
+			return int64(1), nil
+		}
+		return int64(0), nil
+	case string:
+		return x, nil
+	case float64:
+		return x, nil
+	case float32:
+		return float64(x), nil
+	case int:
+		return int64(x), nil
+	case int8:
+		return int64(x), nil
+	case int16:
+		return int64(x), nil
+	case int32:
+		return int64(x), nil
+	case int64:
+		return x, nil
+	case uint8:
+		return int64(x), nil
+	case uint16:
+		return int64(x), nil
+	case uint32:
+		return int64(x), nil
+	case json.Number:
+		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return n, nil
+		}
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil || !validNumber(string(x)) {
+			return nil, bad(err)
+		}
+		return f, nil
+	}
+	jv, err := toValue(v)
+	if err != nil {
+		return nil, bad(err)
+	}
+	switch jv.(type) {
+	case []any, map[string]any:
+		s, err := encodeJSON(jv)
+		if err != nil {
+			return nil, bad(err)
+		}
+		return s, nil
+	case nil:
+		return nil, fault.New(fault.Invalid, "column %q: operator %s needs a value (use is.null)", c.Column, c.Op)
+	}
+	// A scalar reached through a RawMessage or an unusual Go type.
+	return bindValue(c, jv)
+}
+
+// likeToGlob rewrites a LIKE pattern escaped with '\' into the GLOB pattern
+// that matches the same strings, case-sensitively.
+func likeToGlob(p string) string {
+	var b strings.Builder
+	esc := false
+	for _, r := range p {
+		if esc {
+			esc = false
+			globLiteral(&b, r)
+			continue
+		}
+		switch r {
+		case '\\':
+			esc = true
+		case '%':
+			b.WriteByte('*')
+		case '_':
+			b.WriteByte('?')
+		default:
+			globLiteral(&b, r)
+		}
+	}
+	if esc {
+		b.WriteByte('\\')
+	}
+	return b.String()
+}
+
+func globLiteral(b *strings.Builder, r rune) {
+	switch r {
+	case '*':
+		b.WriteString("[*]")
+	case '?':
+		b.WriteString("[?]")
+	case '[':
+		b.WriteString("[[]")
+	default:
+		b.WriteRune(r)
+	}
+}
+
+var _ dialects.Dialect = Dialect{}

@@ -1,0 +1,247 @@
+package mi
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/google/uuid"
+
+	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/query"
+)
+
+// History operations, the values _row_history.op allows.
+const (
+	opCreate = "create"
+	opUpdate = "update"
+	opDelete = "delete"
+)
+
+// Write runs an insert, update or delete in one SQLite transaction that
+// also appends the rows' history entries, so both land or neither does.
+func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult, error) {
+	if p == nil {
+		return dialects.WriteResult{}, fault.New(fault.Internal, "mi: nil plan")
+	}
+	var st dialects.Stmt
+	if p.Action != query.Insert {
+		// Checks the plan and gives the selection update and delete run.
+		var err error
+		if st, err = (Dialect{}).Render(p); err != nil {
+			return dialects.WriteResult{}, err
+		}
+	}
+	sc, db, err := s.table(ctx, p.Table)
+	if err != nil {
+		return dialects.WriteResult{}, err
+	}
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	w := &writer{sc: sc, now: s.now().Unix()}
+	var res dialects.WriteResult
+	switch p.Action {
+	case query.Insert:
+		// Every row is checked before the transaction starts.
+		objs, err := insertObjects(p)
+		if err != nil {
+			return res, err
+		}
+		data := make([]string, len(objs))
+		for i, obj := range objs {
+			if err := sc.validate(obj); err != nil {
+				err.Message = rowPrefix(p, i) + err.Message
+				return res, err
+			}
+			if data[i], err = encodeJSON(obj); err != nil {
+				return res, fault.Wrap(fault.Invalid, err, "%srow cannot be stored as JSON", rowPrefix(p, i))
+			}
+		}
+		err = inTx(ctx, db, func(tx *sql.Tx) error { return w.insert(ctx, tx, objs, data, &res) })
+	case query.Update:
+		patch, perr := updatePatch(p.Set)
+		if perr != nil {
+			return res, perr
+		}
+		err = inTx(ctx, db, func(tx *sql.Tx) error { return w.update(ctx, tx, st, patch, &res) })
+	case query.Delete:
+		err = inTx(ctx, db, func(tx *sql.Tx) error { return w.delete(ctx, tx, st, &res) })
+	default:
+		return res, fault.New(fault.Internal, "mi: Write needs an insert, update or delete plan")
+	}
+	if err != nil {
+		return dialects.WriteResult{}, storageErr(ctx, err)
+	}
+	return res, nil
+}
+
+// inTx runs fn in a transaction, committing only if fn succeeds.
+func inTx(ctx context.Context, db *sql.DB, fn func(*sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// writer carries what one Write call shares across its rows.
+type writer struct {
+	sc  *schema
+	now int64
+}
+
+func (w *writer) insert(ctx context.Context, tx *sql.Tx, objs []map[string]any, data []string, res *dialects.WriteResult) error {
+	stmt, err := tx.PrepareContext(ctx, insertRow)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	res.Columns = append([]dialects.Column(nil), w.sc.columns...)
+	for i, obj := range objs {
+		id := uuid.NewString()
+		if _, err := stmt.ExecContext(ctx, id, data[i], w.now, w.now); err != nil {
+			return err
+		}
+		if err := w.history(ctx, tx, id, opCreate, data[i]); err != nil {
+			return err
+		}
+		vals := make([]any, len(res.Columns))
+		project(res.Columns, vals, id, obj, w.now, w.now)
+		res.Returned = append(res.Returned, vals)
+	}
+	res.RowsAffected = int64(len(objs))
+	return nil
+}
+
+// patchValue is one key of an update: a new value, or a removal.
+type patchValue struct {
+	key    string
+	value  any
+	remove bool
+}
+
+// updatePatch turns the plan's assignments into a shallow merge patch: nil
+// (or Default{}) removes the key, anything else replaces it wholesale.
+func updatePatch(set []query.Assign) ([]patchValue, error) {
+	out := make([]patchValue, 0, len(set))
+	for _, a := range set {
+		if _, def := a.Value.(query.Default); def || a.Value == nil {
+			out = append(out, patchValue{key: a.Column, remove: true})
+			continue
+		}
+		v, err := toValue(a.Value)
+		if err != nil {
+			return nil, fault.Wrap(fault.Invalid, err, "field %q: value cannot be stored as JSON", a.Column)
+		}
+		if v == nil {
+			out = append(out, patchValue{key: a.Column, remove: true})
+			continue
+		}
+		out = append(out, patchValue{key: a.Column, value: v})
+	}
+	return out, nil
+}
+
+// selected is one row an update or delete acts on.
+type selected struct{ id, data string }
+
+func selectRowsTx(ctx context.Context, tx *sql.Tx, st dialects.Stmt) ([]selected, error) {
+	rs, err := tx.QueryContext(ctx, st.SQL, st.Args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []selected
+	for rs.Next() {
+		var r selected
+		if err := rs.Scan(&r.id, &r.data); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+func (w *writer) update(ctx context.Context, tx *sql.Tx, st dialects.Stmt, patch []patchValue, res *dialects.WriteResult) error {
+	matched, err := selectRowsTx(ctx, tx, st)
+	if err != nil {
+		return err
+	}
+	stmt, err := tx.PrepareContext(ctx, `UPDATE rows SET data = ?, updated_at = ? WHERE id = ?`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, m := range matched {
+		obj, err := decodeObject(m.data)
+		if err != nil {
+			return fault.Wrap(fault.Internal, err, "row %s: stored data is not a JSON object", m.id)
+		}
+		for _, pv := range patch {
+			if !pv.remove {
+				obj[pv.key] = pv.value
+				continue
+			}
+			if w.sc.required(pv.key) {
+				return fault.New(fault.Invalid, "field %q: required field cannot be deleted via null", pv.key)
+			}
+			delete(obj, pv.key)
+		}
+		if ferr := w.sc.validate(obj); ferr != nil {
+			return ferr
+		}
+		data, err := encodeJSON(obj)
+		if err != nil {
+			return fault.Wrap(fault.Invalid, err, "row cannot be stored as JSON")
+		}
+		if _, err := stmt.ExecContext(ctx, data, w.now, m.id); err != nil {
+			return err
+		}
+		if err := w.history(ctx, tx, m.id, opUpdate, data); err != nil {
+			return err
+		}
+	}
+	res.RowsAffected = int64(len(matched))
+	return nil
+}
+
+func (w *writer) delete(ctx context.Context, tx *sql.Tx, st dialects.Stmt, res *dialects.WriteResult) error {
+	matched, err := selectRowsTx(ctx, tx, st)
+	if err != nil {
+		return err
+	}
+	stmt, err := tx.PrepareContext(ctx, `DELETE FROM rows WHERE id = ?`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, m := range matched {
+		if _, err := stmt.ExecContext(ctx, m.id); err != nil {
+			return err
+		}
+		// A delete entry keeps the data as it was, byte for byte.
+		if err := w.history(ctx, tx, m.id, opDelete, m.data); err != nil {
+			return err
+		}
+	}
+	res.RowsAffected = int64(len(matched))
+	return nil
+}
+
+// history appends one _row_history entry, numbered after every earlier
+// entry of the row (raw or archived), unless the schema turned history off.
+func (w *writer) history(ctx context.Context, tx *sql.Tx, id, op, data string) error {
+	if !w.sc.History {
+		return nil
+	}
+	var version int64
+	if err := tx.QueryRowContext(ctx, nextVersionSQL, w.sc.Table, id).Scan(&version); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, insertHistorySQL, w.sc.Table, id, version, w.now, op, data)
+	return err
+}

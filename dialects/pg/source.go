@@ -1,0 +1,466 @@
+package pg
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/query"
+)
+
+func init() { dialects.Register("pg", Open) }
+
+// defaultSchema is used when the registration names none.
+const defaultSchema = "public"
+
+// Source is a pgxpool pool limited to one schema. Statements run in pgx's
+// default mode, so each connection prepares a statement once and reuses it.
+type Source struct {
+	pool   *pgxpool.Pool
+	schema string
+	closed atomic.Bool
+
+	// learned holds types introspection found that this package does not
+	// know by OID (extension types like citext, enums, their arrays), so
+	// that results of those types decode as their kind says.
+	learned sync.Map // uint32 → *codec
+}
+
+// Open creates the pool for cfg. It does not connect: the first statement
+// (or Ping) does, so a database that is down at start-up is reported as
+// Unavailable when used, not as a failed registration.
+func Open(ctx context.Context, cfg dialects.Config) (dialects.Source, error) {
+	pc, err := pgxpool.ParseConfig(cfg.DSN)
+	if err != nil {
+		// pgconn redacts the password in its message; the message shown
+		// to callers names nothing of the DSN.
+		return nil, fault.Wrap(fault.Invalid, err, "invalid PostgreSQL connection string")
+	}
+	if cfg.MaxConns > 0 {
+		pc.MaxConns = int32(min(cfg.MaxConns, 1<<30))
+	}
+	rp := pc.ConnConfig.RuntimeParams
+	if cfg.StatementTimeout > 0 {
+		ms := max(cfg.StatementTimeout.Milliseconds(), 1)
+		rp["statement_timeout"] = strconv.FormatInt(ms, 10)
+	}
+	// Text forms the decoders rely on (dates in the simple protocol, and
+	// LIKE … ESCAPE '\'), unless the DSN chose otherwise.
+	setDefault(rp, "DateStyle", "ISO, YMD")
+	setDefault(rp, "standard_conforming_strings", "on")
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, mapErr(ctx, err, false)
+	}
+	schema := cfg.Schema
+	if schema == "" {
+		schema = defaultSchema
+	}
+	return &Source{pool: pool, schema: schema}, nil
+}
+
+func setDefault(params map[string]string, key, value string) {
+	for k := range params {
+		if strings.EqualFold(k, key) {
+			return
+		}
+	}
+	params[key] = value
+}
+
+// Dialect returns the PostgreSQL renderer.
+func (s *Source) Dialect() dialects.Dialect { return Dialect{} }
+
+// Ping checks that a connection can be had and answers.
+func (s *Source) Ping(ctx context.Context) error {
+	return s.err(ctx, s.pool.Ping(ctx))
+}
+
+// Close closes the pool; later calls fail as Unavailable.
+func (s *Source) Close() error {
+	if s.closed.CompareAndSwap(false, true) {
+		s.pool.Close()
+	}
+	return nil
+}
+
+func (s *Source) err(ctx context.Context, err error) error {
+	return mapErr(ctx, err, s.closed.Load())
+}
+
+// plan binds a plan to this source's schema: an empty schema means ours, any
+// other is not found here.
+func (s *Source) plan(p *query.Plan) (*query.Plan, error) {
+	if p == nil {
+		return nil, fault.New(fault.Invalid, "no plan")
+	}
+	if p.Schema == s.schema {
+		return p, nil
+	}
+	if p.Schema != "" {
+		return nil, fault.New(fault.NotFound, "table %q not found", p.Table)
+	}
+	cp := *p
+	cp.Schema = s.schema
+	return &cp, nil
+}
+
+// tablesSQL lists the columns of every table, view, materialized view and
+// foreign table of a schema (partitions are reached through their parent).
+// Domains are described by their base type.
+const tablesSQL = `
+SELECT c.relname,
+       a.attname,
+       pg_catalog.format_type(a.atttypid, a.atttypmod),
+       bt.oid,
+       bt.typname::text,
+       bt.typcategory = 'A' AND bt.typelem <> 0,
+       bt.typelem,
+       bt.typdelim::text,
+       NOT a.attnotnull,
+       COALESCE(pk.yes, false),
+       a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '',
+       COALESCE(pg_catalog.pg_get_expr(d.adbin, d.adrelid), '')
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+JOIN pg_catalog.pg_type bt ON bt.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
+LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+LEFT JOIN LATERAL (
+    SELECT true AS yes FROM pg_catalog.pg_index i
+    WHERE i.indrelid = c.oid AND i.indisprimary AND a.attnum = ANY (i.indkey)
+    LIMIT 1
+) pk ON true
+WHERE n.nspname = $1
+  AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+  AND NOT c.relispartition
+ORDER BY c.relname, a.attnum`
+
+// Tables introspects the schema from pg_catalog.
+func (s *Source) Tables(ctx context.Context) ([]dialects.Table, error) {
+	rows, err := s.pool.Query(ctx, tablesSQL, s.schema)
+	if err != nil {
+		return nil, s.err(ctx, err)
+	}
+	defer rows.Close()
+	var out []dialects.Table
+	for rows.Next() {
+		var (
+			table, typname, delim string
+			col                   dialects.Column
+			oid, elem             uint32
+			isArray               bool
+		)
+		if err := rows.Scan(&table, &col.Name, &col.DBType, &oid, &typname, &isArray, &elem, &delim,
+			&col.Nullable, &col.PrimaryKey, &col.HasDefault, &col.Default); err != nil {
+			return nil, s.err(ctx, err)
+		}
+		col.Kind = s.learn(oid, typname, isArray, elem, delim)
+		if n := len(out); n == 0 || out[n-1].Name != table {
+			out = append(out, dialects.Table{Schema: s.schema, Name: table})
+		}
+		t := &out[len(out)-1]
+		t.Columns = append(t.Columns, col)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.err(ctx, err)
+	}
+	return out, nil
+}
+
+// learn returns the kind of a column's base type and remembers types not
+// known by OID, so Read decodes them (arrays of them in particular).
+func (s *Source) learn(oid uint32, typname string, isArray bool, elem uint32, delim string) dialects.Kind {
+	if c, ok := codecs[oid]; ok {
+		return c.kind
+	}
+	if c, ok := s.learned.Load(oid); ok {
+		return c.(*codec).kind
+	}
+	c := &codec{name: typname, kind: dialects.KindOther, text: textString}
+	switch {
+	case isArray:
+		d := byte(',')
+		if len(delim) == 1 {
+			d = delim[0]
+		}
+		c.kind = dialects.KindArray
+		c.text = textArray(elemText(s.codec(elem)), d)
+	case typname == "citext":
+		c.kind = dialects.KindString
+	}
+	s.learned.Store(oid, c)
+	return c.kind
+}
+
+// codec finds what is known about a type, built in or learned.
+func (s *Source) codec(oid uint32) *codec {
+	if c, ok := codecs[oid]; ok {
+		return c
+	}
+	if c, ok := s.learned.Load(oid); ok {
+		return c.(*codec)
+	}
+	return nil
+}
+
+// Read renders and runs a read plan and streams its rows.
+func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error) {
+	p, err := s.plan(p)
+	if err != nil {
+		return nil, err
+	}
+	if p.Action != query.Read {
+		return nil, fault.New(fault.Invalid, "Read needs a read plan, got %s", p.Action)
+	}
+	st, err := Dialect{}.Render(p)
+	if err != nil {
+		return nil, err
+	}
+	return s.query(ctx, s.pool, st)
+}
+
+// querier is what a pool and a transaction share.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func (s *Source) query(ctx context.Context, q querier, st dialects.Stmt) (*rows, error) {
+	args := make([]any, 0, len(st.Args)+1)
+	args = append(args, resultFormats)
+	args = append(args, st.Args...)
+	pr, err := q.Query(ctx, st.SQL, args...)
+	if err != nil {
+		return nil, s.err(ctx, err)
+	}
+	fds := pr.FieldDescriptions()
+	r := &rows{
+		ctx:  ctx,
+		src:  s,
+		rows: pr,
+		cols: make([]dialects.Column, len(fds)),
+		dec:  make([]decodeFunc, len(fds)),
+		vals: make([]any, len(fds)),
+	}
+	for i, fd := range fds {
+		c := s.codec(fd.DataTypeOID)
+		r.cols[i] = dialects.Column{Name: fd.Name, Kind: dialects.KindOther, Nullable: true}
+		if c != nil {
+			r.cols[i].DBType = c.name
+			r.cols[i].Kind = c.kind
+		}
+		r.dec[i] = pickDecoder(c, fd, pr)
+	}
+	return r, nil
+}
+
+// pickDecoder chooses a column's decoder once per query from its type and
+// wire format.
+func pickDecoder(c *codec, fd pgconn.FieldDescription, pr pgx.Rows) decodeFunc {
+	if fd.Format == pgx.TextFormatCode {
+		if c != nil {
+			return c.text
+		}
+		return textString
+	}
+	if c != nil && c.bin != nil {
+		return c.bin
+	}
+	// A binary column we do not decode ourselves (only if the result
+	// formats were overridden): let pgx decode it, then print its text form.
+	m := pr.Conn().TypeMap()
+	oid := fd.DataTypeOID
+	return func(src []byte) (any, error) {
+		t, ok := m.TypeForOID(oid)
+		if !ok {
+			return nil, fault.New(fault.Internal, "cannot decode binary value of type %d", oid)
+		}
+		v, err := t.Codec.DecodeValue(m, oid, pgtype.BinaryFormatCode, src)
+		if err != nil {
+			return nil, err
+		}
+		text, err := m.Encode(oid, pgtype.TextFormatCode, v, nil)
+		if err != nil {
+			return nil, err
+		}
+		return string(text), nil
+	}
+}
+
+// rows adapts pgx.Rows to dialects.Rows, decoding each cell with the
+// column's decoder from the raw wire bytes.
+type rows struct {
+	ctx  context.Context
+	src  *Source
+	rows pgx.Rows
+	cols []dialects.Column
+	dec  []decodeFunc
+	vals []any
+	err  error
+}
+
+func (r *rows) Columns() []dialects.Column { return r.cols }
+
+func (r *rows) Next() bool {
+	if r.err != nil {
+		return false
+	}
+	return r.rows.Next()
+}
+
+// Values decodes the current row into a slice reused by the next call.
+func (r *rows) Values() ([]any, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	raw := r.rows.RawValues()
+	if len(raw) != len(r.dec) {
+		r.err = fault.New(fault.Internal, "row has %d values for %d columns", len(raw), len(r.dec))
+		return nil, r.err
+	}
+	for i, src := range raw {
+		if src == nil {
+			r.vals[i] = nil
+			continue
+		}
+		v, err := r.dec[i](src)
+		if err != nil {
+			r.err = fault.Wrap(fault.Internal, err, "cannot decode column %q", r.cols[i].Name)
+			return nil, r.err
+		}
+		r.vals[i] = v
+	}
+	return r.vals, nil
+}
+
+func (r *rows) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.src.err(r.ctx, r.rows.Err())
+}
+
+func (r *rows) Close() error {
+	r.rows.Close()
+	return r.Err()
+}
+
+// Write runs an insert, update or delete. Update and delete are single
+// statements, atomic on their own; an insert too large for one statement is
+// split into chunks run in one transaction.
+func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult, error) {
+	p, err := s.plan(p)
+	if err != nil {
+		return dialects.WriteResult{}, err
+	}
+	switch p.Action {
+	case query.Insert:
+		return s.insert(ctx, p)
+	case query.Update, query.Delete:
+		st, err := Dialect{}.Render(p)
+		if err != nil {
+			return dialects.WriteResult{}, err
+		}
+		tag, err := s.pool.Exec(ctx, st.SQL, st.Args...)
+		if err != nil {
+			return dialects.WriteResult{}, s.err(ctx, err)
+		}
+		return dialects.WriteResult{RowsAffected: tag.RowsAffected()}, nil
+	}
+	return dialects.WriteResult{}, fault.New(fault.Invalid, "Write needs an insert, update or delete plan, got %s", p.Action)
+}
+
+func (s *Source) insert(ctx context.Context, p *query.Plan) (dialects.WriteResult, error) {
+	chunks := chunkRows(p, maxParams)
+	stmts := make([]dialects.Stmt, len(chunks))
+	for i, c := range chunks {
+		st, err := Dialect{}.Render(c)
+		if err != nil {
+			return dialects.WriteResult{}, err
+		}
+		stmts[i] = st
+	}
+	if len(stmts) == 1 {
+		return s.insertChunks(ctx, s.pool, stmts)
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return dialects.WriteResult{}, s.err(ctx, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // no-op after Commit
+	res, err := s.insertChunks(ctx, tx, stmts)
+	if err != nil {
+		return dialects.WriteResult{}, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return dialects.WriteResult{}, s.err(ctx, err)
+	}
+	return res, nil
+}
+
+func (s *Source) insertChunks(ctx context.Context, q querier, stmts []dialects.Stmt) (dialects.WriteResult, error) {
+	var res dialects.WriteResult
+	for _, st := range stmts {
+		r, err := s.query(ctx, q, st)
+		if err != nil {
+			return dialects.WriteResult{}, err
+		}
+		for r.Next() {
+			vals, err := r.Values()
+			if err != nil {
+				r.rows.Close()
+				return dialects.WriteResult{}, err
+			}
+			res.Returned = append(res.Returned, append([]any(nil), vals...))
+		}
+		if err := r.Close(); err != nil {
+			return dialects.WriteResult{}, err
+		}
+		res.Columns = r.cols
+		res.RowsAffected += r.rows.CommandTag().RowsAffected()
+	}
+	return res, nil
+}
+
+// chunkRows splits an insert so no statement binds more than limit values;
+// DEFAULT cells bind none. A plan that fits is returned as is.
+func chunkRows(p *query.Plan, limit int) []*query.Plan {
+	var out []*query.Plan
+	start, n := 0, 0
+	for i, row := range p.Rows {
+		k := 0
+		for _, v := range row {
+			if _, ok := v.(query.Default); !ok {
+				k++
+			}
+		}
+		if n+k > limit && i > start {
+			c := *p
+			c.Rows = p.Rows[start:i]
+			out = append(out, &c)
+			start, n = i, 0
+		}
+		n += k
+	}
+	if start == 0 {
+		return []*query.Plan{p}
+	}
+	c := *p
+	c.Rows = p.Rows[start:]
+	return append(out, &c)
+}
+
+var (
+	_ dialects.Source = (*Source)(nil)
+	_ dialects.Rows   = (*rows)(nil)
+)

@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/permissions"
+	"github.com/littlebitlabs/minimal/query"
+	"github.com/littlebitlabs/minimal/store"
+)
+
+type dbKey struct{ project, typ, schema string }
+
+// source is one registered database and its cached tables.
+type source struct {
+	db  store.Database
+	cfg dialects.Config
+
+	mu       sync.Mutex
+	src      dialects.Source
+	tables   map[string]*dialects.Table
+	loadedAt time.Time
+	tried    time.Time
+}
+
+// catalog maps registered databases to live sources and cached tables.
+type catalog struct {
+	st  *store.Store
+	cfg Config
+	log *slog.Logger
+
+	mu      sync.RWMutex
+	seq     int64
+	loaded  bool
+	sources map[dbKey]*source
+	locks   map[string][]permissions.Lock
+}
+
+func newCatalog(st *store.Store, cfg Config, log *slog.Logger) *catalog {
+	return &catalog{st: st, cfg: cfg, log: log, seq: -1, sources: map[dbKey]*source{}, locks: map[string][]permissions.Lock{}}
+}
+
+// sync reloads registrations and locks when the store's change counter moved.
+func (c *catalog) sync(ctx context.Context) error {
+	seq, err := c.st.ChangeSeq(ctx)
+	if err != nil {
+		return err
+	}
+	c.mu.RLock()
+	same := c.loaded && seq == c.seq
+	c.mu.RUnlock()
+	if same {
+		return nil
+	}
+	dbs, err := c.st.Databases(ctx)
+	if err != nil {
+		return err
+	}
+	locks := map[string][]permissions.Lock{}
+	projects := map[string]bool{}
+	for _, d := range dbs {
+		projects[d.ProjectID] = true
+	}
+	for pid := range projects {
+		ls, err := c.st.Locks(ctx, pid)
+		if err != nil {
+			return err
+		}
+		for _, l := range ls {
+			m, err := query.ParseMask(l.Mask)
+			if err != nil {
+				c.log.Warn("ignoring lock with a bad mask", "pattern", l.Pattern, "mask", l.Mask)
+				continue
+			}
+			locks[pid] = append(locks[pid], permissions.Lock{Pattern: l.Pattern, Mask: m})
+		}
+	}
+
+	next := make(map[dbKey]*source, len(dbs))
+	var closing []*source
+	c.mu.Lock()
+	for _, d := range dbs {
+		k := dbKey{d.ProjectID, d.Type, d.Schema}
+		if old, ok := c.sources[k]; ok && old.db.ID == d.ID && old.db.UpdatedAt.Equal(d.UpdatedAt) {
+			next[k] = old
+			continue
+		}
+		next[k] = &source{db: d, cfg: dialects.Config{
+			DSN: d.DSN, Schema: d.Schema,
+			StatementTimeout: c.cfg.StatementTimeout, MaxConns: c.cfg.MaxConns,
+		}}
+		c.log.Info("database registered", "project", d.ProjectID, "type", d.Type, "schema", d.Schema)
+	}
+	for k, old := range c.sources {
+		if next[k] != old {
+			closing = append(closing, old)
+			c.log.Info("database unregistered", "project", k.project, "type", k.typ, "schema", k.schema)
+		}
+	}
+	c.sources, c.locks, c.seq, c.loaded = next, locks, seq, true
+	c.mu.Unlock()
+	for _, s := range closing {
+		s.close()
+	}
+	return nil
+}
+
+func (c *catalog) projectLocks(projectID string) []permissions.Lock {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.locks[projectID]
+}
+
+func (c *catalog) get(projectID, typ, schema string) *source {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.sources[dbKey{projectID, typ, schema}]
+}
+
+// list returns the project's sources.
+func (c *catalog) list(projectID string) []*source {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []*source
+	for k, s := range c.sources {
+		if k.project == projectID {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (c *catalog) closeAll() {
+	c.mu.Lock()
+	srcs := c.sources
+	c.sources = map[dbKey]*source{}
+	c.loaded = false
+	c.mu.Unlock()
+	for _, s := range srcs {
+		s.close()
+	}
+}
+
+func (s *source) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.src != nil {
+		_ = s.src.Close()
+		s.src = nil
+	}
+}
+
+// open returns the live source, opening it on first use. Callers hold s.mu.
+func (s *source) openLocked(ctx context.Context) (dialects.Source, error) {
+	if s.src != nil {
+		return s.src, nil
+	}
+	src, err := dialects.Open(ctx, s.db.Type, s.cfg)
+	if err != nil {
+		if fault.KindOf(err) != fault.Internal {
+			return nil, err
+		}
+		return nil, fault.Wrap(fault.Unavailable, err, "database %s/%s is unavailable", s.db.Type, s.db.Schema)
+	}
+	s.src = src
+	return src, nil
+}
+
+// table resolves a table, introspecting when the cache is empty, older than
+// the refresh interval, or (at most every minMiss) when the table is missing.
+func (s *source) table(ctx context.Context, name string, refresh, minMiss time.Duration) (dialects.Source, *dialects.Table, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	src, err := s.openLocked(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	t, ok := s.tables[name]
+	stale := s.tables == nil || now.Sub(s.loadedAt) > refresh
+	if stale || (!ok && now.Sub(s.tried) > minMiss) {
+		if err := s.introspectLocked(ctx, src); err != nil {
+			if s.tables == nil {
+				return nil, nil, err
+			}
+			// Keep serving the last known shape; the query itself will tell.
+		}
+		t, ok = s.tables[name]
+	}
+	if !ok {
+		return nil, nil, errNoTable
+	}
+	return src, t, nil
+}
+
+func (s *source) introspectLocked(ctx context.Context, src dialects.Source) error {
+	s.tried = time.Now()
+	ts, err := src.Tables(ctx)
+	if err != nil {
+		if fault.KindOf(err) == fault.Internal {
+			err = fault.Wrap(fault.Unavailable, err, "database %s/%s is unavailable", s.db.Type, s.db.Schema)
+		}
+		return err
+	}
+	m := make(map[string]*dialects.Table, len(ts))
+	for i := range ts {
+		m[ts[i].Name] = &ts[i]
+	}
+	s.tables, s.loadedAt = m, time.Now()
+	return nil
+}
+
+// allTables lists the source's tables, introspecting if needed.
+func (s *source) allTables(ctx context.Context, refresh time.Duration) ([]*dialects.Table, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	src, err := s.openLocked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.tables == nil || time.Since(s.loadedAt) > refresh {
+		if err := s.introspectLocked(ctx, src); err != nil && s.tables == nil {
+			return nil, err
+		}
+	}
+	out := make([]*dialects.Table, 0, len(s.tables))
+	for _, t := range s.tables {
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+var errNoTable = fault.New(fault.NotFound, "table not found")

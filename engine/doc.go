@@ -1,0 +1,12 @@
+// Package engine runs every data operation of the gateway through one road,
+// Execute: resolve the table in the catalog, apply the permission gates,
+// validate and coerce the plan against the table's columns, hand it to the
+// table's dialect, audit, and stream the result back.
+//
+// The catalog keeps one dialects.Source per registered database and a cache
+// of introspected tables; it follows the control-plane store's change
+// counter so a `minimal db add` reaches a running server within seconds.
+//
+// engine imports auth (Principal), permissions, dialects, store and query;
+// never api or mcp.
+package engine

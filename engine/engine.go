@@ -1,0 +1,277 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/permissions"
+	"github.com/littlebitlabs/minimal/query"
+	"github.com/littlebitlabs/minimal/store"
+)
+
+// Config tunes the engine. Zero values take the defaults noted.
+type Config struct {
+	// StatementTimeout bounds every statement on a registered database (30s).
+	StatementTimeout time.Duration
+	// MaxConns bounds each database's pool (driver default when 0).
+	MaxConns int
+	// PollInterval is how often the store's change counter is read (1s).
+	PollInterval time.Duration
+	// RefreshInterval is how long introspected tables are trusted (30s).
+	RefreshInterval time.Duration
+	// MissRefresh is the least time between introspections caused by an
+	// unknown table name (2s), so a new table shows up without a flood.
+	MissRefresh time.Duration
+	// Logger receives audit and catalog events.
+	Logger *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.StatementTimeout == 0 {
+		c.StatementTimeout = 30 * time.Second
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = time.Second
+	}
+	if c.RefreshInterval == 0 {
+		c.RefreshInterval = 30 * time.Second
+	}
+	if c.MissRefresh == 0 {
+		c.MissRefresh = 2 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Engine executes plans for principals.
+type Engine struct {
+	cfg Config
+	cat *catalog
+	log *slog.Logger
+}
+
+// New builds an engine over a store and loads the catalog once.
+func New(ctx context.Context, st *store.Store, cfg Config) (*Engine, error) {
+	cfg.defaults()
+	e := &Engine{cfg: cfg, log: cfg.Logger, cat: newCatalog(st, cfg, cfg.Logger)}
+	if err := e.cat.sync(ctx); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Run follows the store until ctx ends: registrations, removals and locks
+// take effect within PollInterval.
+func (e *Engine) Run(ctx context.Context) {
+	t := time.NewTicker(e.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := e.cat.sync(ctx); err != nil && ctx.Err() == nil {
+				e.log.Warn("catalog refresh failed", "err", err)
+			}
+		}
+	}
+}
+
+// Ready reports whether the catalog has been loaded from the store.
+func (e *Engine) Ready() bool {
+	e.cat.mu.RLock()
+	defer e.cat.mu.RUnlock()
+	return e.cat.loaded
+}
+
+// Close releases every database pool.
+func (e *Engine) Close() { e.cat.closeAll() }
+
+// Result is the answer of Execute. For a read, Rows streams the result and
+// must be closed. For a write, RowsAffected and, for an insert where the
+// dialect can return them, Returned rows in Columns order.
+type Result struct {
+	Action       query.Action
+	Columns      []dialects.Column
+	Rows         dialects.Rows
+	RowsAffected int64
+	Returned     [][]any
+}
+
+// Execute is the one road every data operation takes: tenancy, table
+// resolution, permission gates, validation and coercion, rendering by the
+// table's dialect, execution and audit. The plan is modified in place
+// (coerced values, expanded projection).
+func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Plan) (res *Result, err error) {
+	start := time.Now()
+	object := permissions.Object(plan.Type, plan.Schema, plan.Table)
+	defer func() {
+		if err != nil {
+			e.audit(p, plan, object, 0, err, start)
+		}
+	}()
+	if p == nil {
+		return nil, fault.New(fault.Unauthenticated, "missing access token")
+	}
+	if plan.Org != p.Org || plan.Project != p.Project {
+		return nil, fault.New(fault.Invalid, "org/project %q/%q in the path do not match the token's %q/%q", plan.Org, plan.Project, p.Org, p.Project)
+	}
+	s := e.cat.get(p.ProjectID, plan.Type, plan.Schema)
+	if s == nil {
+		return nil, errNoTable
+	}
+	src, tbl, err := s.table(ctx, plan.Table, e.cfg.RefreshInterval, e.cfg.MissRefresh)
+	if err != nil {
+		return nil, err
+	}
+
+	// Gate 1: lock mask. Gates 2 and 3 plug in here.
+	if err := permissions.CheckMask(p.KeyType, e.cat.projectLocks(p.ProjectID), object, plan.Action, p.Roles); err != nil {
+		return nil, err
+	}
+
+	if err := validate(plan, tbl); err != nil {
+		return nil, err
+	}
+
+	switch plan.Action {
+	case query.Read:
+		rows, err := src.Read(ctx, plan)
+		if err != nil {
+			return nil, err
+		}
+		pr, err := prefetch(rows)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Action: plan.Action, Columns: rows.Columns(), Rows: &auditRows{peekRows: pr, done: func(n int64, err error) {
+			e.audit(p, plan, object, n, err, start)
+		}}}, nil
+	default:
+		wr, err := src.Write(ctx, plan)
+		if err != nil {
+			return nil, err
+		}
+		e.audit(p, plan, object, wr.RowsAffected, nil, start)
+		return &Result{Action: plan.Action, Columns: wr.Columns, RowsAffected: wr.RowsAffected, Returned: wr.Returned}, nil
+	}
+}
+
+func (e *Engine) audit(p *auth.Principal, plan *query.Plan, object string, n int64, err error, start time.Time) {
+	attrs := []any{
+		"action", plan.Action.String(), "object", object, "rows", n,
+		"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
+	}
+	if p != nil {
+		attrs = append(attrs, "identity", p.Identity, "roles", p.Roles, "project", p.Project)
+	}
+	if err != nil {
+		fe := fault.As(err)
+		attrs = append(attrs, "outcome", fe.WireCode(), "message", fe.Message)
+	} else {
+		attrs = append(attrs, "outcome", "ok")
+	}
+	e.log.Info("audit", attrs...)
+}
+
+// TableInfo describes a table for listings.
+type TableInfo struct {
+	Type, Schema, Name string
+	Columns            []dialects.Column
+}
+
+// Tables lists the tables of a project's database the principal may see.
+func (e *Engine) Tables(ctx context.Context, p *auth.Principal, typ, schema string) ([]TableInfo, error) {
+	s := e.cat.get(p.ProjectID, typ, schema)
+	if s == nil {
+		return nil, fault.New(fault.NotFound, "database %s/%s not found", typ, schema)
+	}
+	ts, err := s.allTables(ctx, e.cfg.RefreshInterval)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TableInfo, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, TableInfo{Type: typ, Schema: schema, Name: t.Name, Columns: t.Columns})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Databases lists the (type, schema) pairs registered in the principal's project.
+func (e *Engine) Databases(p *auth.Principal) [][2]string {
+	var out [][2]string
+	for _, s := range e.cat.list(p.ProjectID) {
+		out = append(out, [2]string{s.db.Type, s.db.Schema})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i][0] != out[j][0] {
+			return out[i][0] < out[j][0]
+		}
+		return out[i][1] < out[j][1]
+	})
+	return out
+}
+
+// prefetch reads the first row so that errors the database reports only on
+// the first fetch (timeouts, bad casts) surface before anything is sent.
+func prefetch(rows dialects.Rows) (*peekRows, error) {
+	pr := &peekRows{Rows: rows}
+	pr.has = rows.Next()
+	if !pr.has {
+		if err := rows.Err(); err != nil {
+			_ = rows.Close()
+			return nil, err
+		}
+	}
+	pr.peeked = true
+	return pr, nil
+}
+
+type peekRows struct {
+	dialects.Rows
+	peeked, has bool
+}
+
+func (r *peekRows) Next() bool {
+	if r.peeked {
+		r.peeked = false
+		return r.has
+	}
+	return r.Rows.Next()
+}
+
+// auditRows counts streamed rows and audits once on Close.
+type auditRows struct {
+	*peekRows
+	n      int64
+	closed bool
+	done   func(int64, error)
+}
+
+func (r *auditRows) Next() bool {
+	if r.peekRows.Next() {
+		r.n++
+		return true
+	}
+	return false
+}
+
+func (r *auditRows) Close() error {
+	err := r.peekRows.Close()
+	if !r.closed {
+		r.closed = true
+		e := r.Err()
+		if e == nil {
+			e = err
+		}
+		r.done(r.n, e)
+	}
+	return err
+}

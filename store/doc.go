@@ -1,0 +1,45 @@
+// Package store is the control-plane store of the gateway: orgs, projects,
+// spaces, identities, registered databases, locks, token revocations and
+// settings. All state lives here; a gateway process only caches it.
+//
+// # Backend
+//
+// Open uses an SQLite file, <dataDir>/control.db, through modernc.org/sqlite
+// (pure Go). Several processes — the CLI and a running server — may open the
+// same file at once: connections use WAL, a 5 s busy timeout and BEGIN
+// IMMEDIATE transactions, so writers queue instead of failing with
+// SQLITE_BUSY, and the migration runner re-checks schema_migrations inside
+// its write transaction, so a migration is applied exactly once.
+//
+// Every statement is written once, with '?' placeholders, in SQL that
+// PostgreSQL accepts as well (no INSERT OR REPLACE, no SQLite functions; ids
+// are TEXT UUIDs made in Go, times BIGINT Unix nanoseconds, booleans INTEGER
+// 0/1, upserts as ON CONFLICT ... DO UPDATE). A PostgreSQL backend reuses the
+// same statements after rebinding '?' to $1, $2, … and maps its unique
+// violation (SQLSTATE 23505) to fault.Conflict where this package maps
+// SQLITE_CONSTRAINT_UNIQUE; the migration runner would take an advisory lock
+// where SQLite relies on BEGIN IMMEDIATE.
+//
+// # Change counter
+//
+// Every write the store makes bumps a single counter in the same
+// transaction (table changes). A server polls ChangeSeq, which is one
+// primary-key read, and reloads its caches when the value moves. Writes that
+// fail change nothing, the counter included.
+//
+// # Secrets
+//
+// Database DSNs and sealed settings are encrypted with AES-256-GCM under a
+// 32-byte master key and stored as "v1:" followed by base64 of nonce and
+// ciphertext. The key comes from the MINIMAL_MASTER_KEY environment variable
+// (base64 or hex) or else from <dataDir>/master.key, which is created with
+// mode 0600 on first use. Plaintext DSNs exist only in memory.
+//
+// # Errors
+//
+// Every error is a *fault.Error: Invalid for bad input, NotFound for a
+// missing row, Conflict for a duplicate, Internal for the rest (Timeout when
+// the context deadline passed). Callers test fault.KindOf, never the text.
+//
+// store imports fault and migrations of the project.
+package store

@@ -1,0 +1,287 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/migrations"
+)
+
+// DBFile is the name of the SQLite file inside the data directory.
+const DBFile = "control.db"
+
+// dsnParams are applied to every SQLite connection: wait up to 5 s for a
+// lock, write-ahead log so readers never block the writer, enforce foreign
+// keys, and start every transaction with BEGIN IMMEDIATE so two writers
+// queue on the busy timeout instead of deadlocking on a lock upgrade.
+const dsnParams = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+
+// Store is a handle on the control-plane database. It is safe for
+// concurrent use by several goroutines, and several Stores (in one process
+// or several) may share one data directory.
+type Store struct {
+	db   *sql.DB
+	keys *sealer
+}
+
+// Open opens (creating it if needed) the control-plane store in dataDir:
+// it creates the directory with mode 0700, opens <dataDir>/control.db,
+// applies pending migrations and loads the master key (see package doc).
+func Open(ctx context.Context, dataDir string) (*Store, error) {
+	if dataDir == "" {
+		return nil, fault.New(fault.Invalid, "store: data directory is empty")
+	}
+	if strings.ContainsAny(dataDir, "?#") {
+		return nil, fault.New(fault.Invalid, "store: data directory %q must not contain '?' or '#'", dataDir)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fault.Wrap(fault.Internal, err, "store: create data directory %q", dataDir)
+	}
+	key, err := loadMasterKey(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := newSealer(key)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", filepath.Join(dataDir, DBFile)+"?"+dsnParams)
+	if err != nil {
+		return nil, fault.Wrap(fault.Internal, err, "store: open %s", DBFile)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, dbErr(err, "store: open %s", DBFile)
+	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{db: db, keys: keys}, nil
+}
+
+// Close releases the database handle. The Store must not be used after.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fault.Wrap(fault.Internal, err, "store: close")
+	}
+	return nil
+}
+
+// SchemaVersion reports the highest migration version applied.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	if err != nil {
+		return 0, dbErr(err, "store: read schema version")
+	}
+	return v, nil
+}
+
+// migrate creates schema_migrations if needed and applies every pending
+// migration, each in its own transaction together with its record.
+func migrate(ctx context.Context, db *sql.DB) error {
+	_, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER NOT NULL PRIMARY KEY,
+    name       TEXT    NOT NULL,
+    applied_at BIGINT  NOT NULL
+)`)
+	if err != nil {
+		return dbErr(err, "store: create schema_migrations")
+	}
+	applied, err := appliedVersions(ctx, db)
+	if err != nil {
+		return err
+	}
+	for _, m := range migrations.All() {
+		if applied[m.Version] {
+			continue
+		}
+		if err := applyMigration(ctx, db, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func appliedVersions(ctx context.Context, db *sql.DB) (map[int]bool, error) {
+	rows, err := db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, dbErr(err, "store: read schema_migrations")
+	}
+	defer rows.Close()
+	out := make(map[int]bool)
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, dbErr(err, "store: read schema_migrations")
+		}
+		out[v] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbErr(err, "store: read schema_migrations")
+	}
+	return out, nil
+}
+
+// applyMigration runs m unless another process applied it since we looked:
+// the check is repeated inside the write transaction, which BEGIN IMMEDIATE
+// makes exclusive among writers.
+func applyMigration(ctx context.Context, db *sql.DB, m migrations.Migration) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return dbErr(err, "store: migration %04d_%s", m.Version, m.Name)
+	}
+	defer tx.Rollback()
+	done, err := exists(ctx, tx, `SELECT 1 FROM schema_migrations WHERE version = ?`, m.Version)
+	if err != nil {
+		return dbErr(err, "store: migration %04d_%s", m.Version, m.Name)
+	}
+	if done {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		return dbErr(err, "store: migration %04d_%s", m.Version, m.Name)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+		m.Version, m.Name, time.Now().UnixNano()); err != nil {
+		return dbErr(err, "store: record migration %04d_%s", m.Version, m.Name)
+	}
+	if err := tx.Commit(); err != nil {
+		return dbErr(err, "store: commit migration %04d_%s", m.Version, m.Name)
+	}
+	return nil
+}
+
+// write runs fn in a transaction, bumps the change counter in the same
+// transaction and commits. An error from fn rolls everything back; errors
+// that are not already *fault.Error are classified by dbErr.
+func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return dbErr(err, "%s", op)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		var fe *fault.Error
+		if errors.As(err, &fe) {
+			return err
+		}
+		return dbErr(err, "%s", op)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE changes SET seq = seq + 1 WHERE id = 1`); err != nil {
+		return dbErr(err, "%s", op)
+	}
+	if err := tx.Commit(); err != nil {
+		return dbErr(err, "%s", op)
+	}
+	return nil
+}
+
+// ChangeSeq returns the change counter. It only ever grows; any write to the
+// store moves it. Polling it is one indexed single-row read.
+func (s *Store) ChangeSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	if err := s.db.QueryRowContext(ctx, `SELECT seq FROM changes WHERE id = 1`).Scan(&seq); err != nil {
+		return 0, dbErr(err, "store: read change counter")
+	}
+	return seq, nil
+}
+
+// Bootstrapped reports whether at least one org exists.
+func (s *Store) Bootstrapped(ctx context.Context) (bool, error) {
+	ok, err := exists(ctx, s.db, `SELECT 1 FROM orgs LIMIT 1`)
+	if err != nil {
+		return false, dbErr(err, "store: read orgs")
+	}
+	return ok, nil
+}
+
+// querier is what *sql.DB and *sql.Tx have in common.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// exists reports whether query returns at least one row.
+func exists(ctx context.Context, q querier, query string, args ...any) (bool, error) {
+	var one int
+	err := q.QueryRowContext(ctx, query, args...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// mustAffect turns "no row changed" into a NotFound error.
+func mustAffect(res sql.Result, notFound *fault.Error) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return notFound
+	}
+	return nil
+}
+
+// dbErr classifies a database error: a uniqueness violation is Conflict, a
+// passed deadline Timeout, a cancelled context Unavailable, the rest
+// Internal. The driver's text stays in the cause, not in the message.
+func dbErr(err error, format string, args ...any) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fault.Wrap(fault.Conflict, err, format+": already exists", args...)
+		}
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fault.Wrap(fault.Timeout, err, format, args...)
+	case errors.Is(err, context.Canceled):
+		return fault.Wrap(fault.Unavailable, err, format, args...)
+	}
+	return fault.Wrap(fault.Internal, err, format, args...)
+}
+
+// newID returns a fresh time-ordered UUID (version 7) as text.
+func newID() (string, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "", fault.Wrap(fault.Internal, err, "store: generate id")
+	}
+	return id.String(), nil
+}
+
+// now returns the current time truncated to what the database keeps
+// (nanoseconds, no monotonic reading, UTC) and its stored form.
+func now() (time.Time, int64) {
+	n := time.Now().UnixNano()
+	return time.Unix(0, n).UTC(), n
+}
+
+// fromNanos converts a stored timestamp back to a time.Time in UTC.
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// boolInt is the stored form of a boolean.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
