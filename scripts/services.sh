@@ -66,7 +66,7 @@ apt_install() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
 }
 
-# sql_quote STRING: STRING as a single-quoted shell word.
+# shell_quote STRING: STRING as a single-quoted shell word.
 shell_quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 
 [[ $(id -u) -eq 0 ]] || die "must run as root (it may install packages and start servers)"
@@ -107,6 +107,7 @@ ensure_postgres() {
 			apt_install postgresql
 		fi
 		local ver
+		# shellcheck disable=SC2012 # version directory names are plain
 		if [[ -d /etc/postgresql ]] && [[ -n $(ls -A /etc/postgresql) ]]; then
 			ver=$(ls /etc/postgresql | head -1)
 		else
@@ -129,11 +130,11 @@ ensure_postgres() {
 
 	pg_pick_admin
 	local attrs
-	attrs=$(pg_admin -c "SELECT rolcanlogin::int || rolcreatedb::int FROM pg_roles WHERE rolname = '$TEST_USER'")
+	attrs=$(pg_admin -c "SELECT rolcanlogin AND rolcreatedb FROM pg_roles WHERE rolname = '$TEST_USER'")
 	if [[ -z $attrs ]]; then
 		log "PostgreSQL: creating role $TEST_USER"
 		pg_admin -c "CREATE ROLE $TEST_USER LOGIN CREATEDB PASSWORD '$TEST_PASS'"
-	elif [[ $attrs != 11 ]]; then
+	elif [[ $attrs != t ]]; then
 		log "PostgreSQL: granting LOGIN CREATEDB to role $TEST_USER"
 		pg_admin -c "ALTER ROLE $TEST_USER LOGIN CREATEDB"
 	fi
@@ -204,7 +205,7 @@ ensure_mariadb() {
 			start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql
 		fi
 		wait_for 60 "MariaDB" ma_ready ||
-			die "MariaDB did not answer on 127.0.0.1:3306 within 60s (see /var/log/mysql/ or journal)"
+			die "MariaDB did not answer on 127.0.0.1:3306 within 60s (its stderr is discarded; run '/usr/sbin/mariadbd --user=mysql' in the foreground to see why)"
 	fi
 
 	ma_pick_admin
@@ -243,10 +244,12 @@ ensure_mariadb() {
 readonly CH_CONFIG=/etc/clickhouse-server/config.xml
 readonly CH_LISTEN_OVERRIDE=/etc/clickhouse-server/config.d/minimal-listen.xml
 
+# Never let the client wait on stdin, and never let it hang the script.
+ch_client() { timeout 30 clickhouse-client --host 127.0.0.1 --port 9000 "$@" </dev/null; }
+
 ch_ready() {
 	if have clickhouse-client; then
-		clickhouse-client --host 127.0.0.1 --port 9000 --connect_timeout 3 \
-			--query 'SELECT 1' >/dev/null 2>&1
+		ch_client --connect_timeout 3 --query 'SELECT 1' >/dev/null 2>&1
 	else
 		tcp_open 127.0.0.1 9000
 	fi
@@ -288,11 +291,9 @@ ensure_clickhouse() {
 	if ch_ready; then
 		log "ClickHouse: already answering on 127.0.0.1:9000"
 	else
-		[[ -x /usr/sbin/clickhouse-server ]] || apt_install clickhouse-server
 		ch_pin_loopback
 		id clickhouse >/dev/null 2>&1 || die "ClickHouse: no 'clickhouse' system user (package install incomplete?)"
-		install -d -o clickhouse -g clickhouse -m 0750 /var/lib/clickhouse
-		install -d -o clickhouse -g clickhouse -m 0755 /var/log/clickhouse-server
+		install -d -o clickhouse -g clickhouse /var/lib/clickhouse /var/log/clickhouse-server
 		chown -R clickhouse:clickhouse /var/lib/clickhouse /var/log/clickhouse-server
 		log "ClickHouse: starting clickhouse-server"
 		start-stop-daemon --start --oknodo --background --chuid clickhouse:clickhouse \
@@ -301,10 +302,12 @@ ensure_clickhouse() {
 			die "ClickHouse did not answer on 127.0.0.1:9000 within 90s (see /var/log/clickhouse-server/)"
 	fi
 
-	clickhouse-client --host 127.0.0.1 --port 9000 \
-		--query "CREATE DATABASE IF NOT EXISTS $TEST_DB"
-	[[ $(clickhouse-client --host 127.0.0.1 --port 9000 --user default --database "$TEST_DB" \
-		--query 'SELECT currentDatabase()') == "$TEST_DB" ]] ||
+	# (18.16 has no SHOW DATABASES LIKE.)
+	if [[ $(ch_client --query "SELECT count() FROM system.databases WHERE name = '$TEST_DB'") != 1 ]]; then
+		log "ClickHouse: creating database $TEST_DB"
+		ch_client --query "CREATE DATABASE IF NOT EXISTS $TEST_DB"
+	fi
+	[[ $(ch_client --user default --database "$TEST_DB" --query 'SELECT currentDatabase()') == "$TEST_DB" ]] ||
 		die "ClickHouse: cannot use database $TEST_DB as user default"
 	log "ClickHouse: default@127.0.0.1:9000/$TEST_DB OK"
 }

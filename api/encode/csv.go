@@ -74,10 +74,10 @@ func (e *csvEncoder) appendCell(dst []byte, v any) []byte {
 		if len(v) == 0 {
 			return dst
 		}
-		if !json.Valid(v) {
+		var ok bool
+		if e.scratch, ok = appendCompactJSON(e.scratch[:0], v); !ok {
 			return appendCSVField(dst, []byte(v))
 		}
-		e.scratch = appendCompactJSON(e.scratch[:0], v)
 		return appendCSVField(dst, e.scratch)
 	case []any, map[string]any:
 		e.scratch = appendJSON(e.scratch[:0], v, 0)

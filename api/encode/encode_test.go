@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
@@ -497,6 +498,18 @@ func TestAppendJSONValue(t *testing.T) {
 		{json.RawMessage(" {\"a\" :\t[ 1 , \"x y\\\" z\" ]}\n"), `{"a":[1,"x y\" z"]}`},
 		{json.RawMessage("\"\u2028\xff\""), `"\u2028\ufffd"`},
 		{json.RawMessage("{bad"), `"{bad"`},
+		{json.RawMessage("[1,]"), `"[1,]"`},
+		{json.RawMessage("01"), `"01"`},
+		{json.RawMessage("[1] x"), `"[1] x"`},
+		{json.RawMessage("  "), `"  "`},
+		{json.RawMessage("\"\\x\""), `"\"\\x\""`},
+		{json.RawMessage("\"\x01\""), `"\"\u0001\""`},
+		{json.RawMessage(`{"a":1,}`), `"{\"a\":1,}"`},
+		{json.RawMessage(`{"a" 1}`), `"{\"a\" 1}"`},
+		{json.RawMessage(`{1:1}`), `"{1:1}"`},
+		{json.RawMessage(` -0.5e+3 `), `-0.5e+3`},
+		{json.RawMessage(`"\u00e9\/"`), `"\u00e9\/"`},
+		{json.RawMessage(`[{} , [ ] ,{"":null}]`), `[{},[],{"":null}]`},
 		{[]any{}, `[]`},
 		{map[string]any{}, `{}`},
 		{map[string]any{"b": []any{int64(1), nil}, "a": map[string]any{"y": "z"}, "\n": false}, `{"\n":false,"a":{"y":"z"},"b":[1,null]}`},
@@ -823,6 +836,38 @@ func FuzzJSONString(f *testing.F) {
 		_ = enc.Encode(s)
 		if want := bytes.TrimSuffix(std.Bytes(), []byte("\n")); !bytes.Equal(appendQuoted(nil, s, false), want) {
 			t.Fatalf("%q: got %q, encoding/json writes %q", s, appendQuoted(nil, s, false), want)
+		}
+	})
+}
+
+func FuzzCompactJSON(f *testing.F) {
+	for _, s := range []string{`{"a": [1, 2.5e-3, true, false, null, "x\u00e9\n"]}`, `[]`, `{}`, `"\u2028\xff"`, `[1,]`, `01`, `-`, `1.e5`, `{"a":1 "b":2}`, "[\"\t\"]", ` 7 `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := appendCompactJSON([]byte("x"), raw)
+		if ok != json.Valid(raw) {
+			t.Fatalf("%q: ok = %v, json.Valid says %v", raw, ok, !ok)
+		}
+		if !ok {
+			if string(got) != "x" {
+				t.Fatalf("%q: invalid input left %q", raw, got)
+			}
+			return
+		}
+		got = got[1:]
+		if !json.Valid(got) || !utf8.Valid(got) {
+			t.Fatalf("%q compacts to invalid %q", raw, got)
+		}
+		if utf8.Valid(raw) {
+			var std bytes.Buffer
+			if err := json.Compact(&std, raw); err != nil || !bytes.Equal(got, std.Bytes()) {
+				t.Fatalf("%q: got %q, json.Compact gives %q, %v", raw, got, std.Bytes(), err)
+			}
+		}
+		var a, b any
+		if json.Unmarshal(raw, &a) != nil || json.Unmarshal(got, &b) != nil || !reflect.DeepEqual(a, b) {
+			t.Fatalf("%q and %q decode differently: %#v, %#v", raw, got, a, b)
 		}
 	})
 }

@@ -115,61 +115,219 @@ func appendRawJSON(dst []byte, raw []byte) []byte {
 	if len(raw) == 0 {
 		return append(dst, "null"...)
 	}
-	if !json.Valid(raw) {
-		return appendQuoted(dst, raw, false)
+	if out, ok := appendCompactJSON(dst, raw); ok {
+		return out
 	}
-	return appendCompactJSON(dst, raw)
+	return appendQuoted(dst, raw, false)
 }
 
-// appendCompactJSON appends valid JSON without insignificant whitespace.
-// Inside strings it escapes U+2028 and U+2029 and replaces each byte of
-// invalid UTF-8 by \ufffd, which json.Valid lets through.
-func appendCompactJSON(dst []byte, raw []byte) []byte {
-	inString := false
-	start := 0
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if !inString {
-			switch c {
-			case ' ', '\t', '\n', '\r':
-				dst = append(dst, raw[start:i]...)
-				i++
-				start = i
-				continue
-			case '"':
-				inString = true
-			}
-			i++
-			continue
-		}
-		switch {
-		case c == '\\':
-			i += 2 // valid JSON: the escaped byte is ASCII and present
-			continue
-		case c == '"':
-			inString = false
-			i++
-			continue
-		case c < utf8.RuneSelf:
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(raw[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, raw[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, raw[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
+// maxRawDepth bounds the nesting of raw JSON, like encoding/json's scanner.
+const maxRawDepth = 10000
+
+// appendCompactJSON validates raw as one JSON value and appends it without
+// insignificant whitespace, in a single pass and without allocating. Inside
+// strings it escapes U+2028 and U+2029, as json.Compact does, and replaces
+// each byte of invalid UTF-8 by \ufffd. When raw is not valid JSON it
+// returns ok false and dst truncated to its original length.
+func appendCompactJSON(dst []byte, raw []byte) (_ []byte, ok bool) {
+	c := compactor{src: raw, dst: dst}
+	if c.value(0) && c.skipSpace() == len(raw) {
+		return c.dst, true
 	}
-	return append(dst, raw[start:]...)
+	return dst, false
+}
+
+// compactor is the state of appendCompactJSON: src is read from i on.
+type compactor struct {
+	src []byte
+	i   int
+	dst []byte
+}
+
+// skipSpace skips insignificant whitespace and returns the new position.
+func (c *compactor) skipSpace() int {
+	for c.i < len(c.src) {
+		switch c.src[c.i] {
+		case ' ', '\t', '\n', '\r':
+			c.i++
+		default:
+			return c.i
+		}
+	}
+	return c.i
+}
+
+// literal consumes and copies the keyword lit.
+func (c *compactor) literal(lit string) bool {
+	if len(c.src)-c.i < len(lit) || string(c.src[c.i:c.i+len(lit)]) != lit {
+		return false
+	}
+	c.dst = append(c.dst, lit...)
+	c.i += len(lit)
+	return true
+}
+
+func (c *compactor) value(depth int) bool {
+	if c.skipSpace() == len(c.src) {
+		return false
+	}
+	switch b := c.src[c.i]; {
+	case b == '"':
+		return c.string()
+	case b == '{':
+		return c.container(depth, '}')
+	case b == '[':
+		return c.container(depth, ']')
+	case b == 't':
+		return c.literal("true")
+	case b == 'f':
+		return c.literal("false")
+	case b == 'n':
+		return c.literal("null")
+	case b == '-' || '0' <= b && b <= '9':
+		return c.number()
+	}
+	return false
+}
+
+// container consumes an object (closing '}') or an array (closing ']').
+func (c *compactor) container(depth int, closing byte) bool {
+	if depth >= maxRawDepth {
+		return false
+	}
+	c.dst = append(c.dst, c.src[c.i])
+	c.i++
+	if c.skipSpace() < len(c.src) && c.src[c.i] == closing {
+		c.dst = append(c.dst, closing)
+		c.i++
+		return true
+	}
+	for {
+		if closing == '}' {
+			if c.skipSpace() == len(c.src) || c.src[c.i] != '"' || !c.string() {
+				return false
+			}
+			if c.skipSpace() == len(c.src) || c.src[c.i] != ':' {
+				return false
+			}
+			c.dst = append(c.dst, ':')
+			c.i++
+		}
+		if !c.value(depth + 1) {
+			return false
+		}
+		if c.skipSpace() == len(c.src) {
+			return false
+		}
+		switch c.src[c.i] {
+		case ',':
+			c.dst = append(c.dst, ',')
+			c.i++
+		case closing:
+			c.dst = append(c.dst, closing)
+			c.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// string consumes a string, checking its escapes.
+func (c *compactor) string() bool {
+	src := c.src
+	c.dst = append(c.dst, '"')
+	c.i++
+	start := c.i
+	for c.i < len(src) {
+		b := src[c.i]
+		switch {
+		case b == '"':
+			c.dst = append(c.dst, src[start:c.i+1]...)
+			c.i++
+			return true
+		case b == '\\':
+			if c.i+1 == len(src) {
+				return false
+			}
+			switch src[c.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				c.i += 2
+			case 'u':
+				if len(src)-c.i < 6 {
+					return false
+				}
+				for _, h := range src[c.i+2 : c.i+6] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return false
+					}
+				}
+				c.i += 6
+			default:
+				return false
+			}
+		case b < 0x20:
+			return false
+		case b < utf8.RuneSelf:
+			c.i++
+		default:
+			r, size := utf8.DecodeRune(src[c.i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				c.dst = append(c.dst, src[start:c.i]...)
+				c.dst = append(c.dst, `\ufffd`...)
+			case r == '\u2028' || r == '\u2029':
+				c.dst = append(c.dst, src[start:c.i]...)
+				c.dst = append(c.dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			default:
+				c.i += size
+				continue
+			}
+			c.i += size
+			start = c.i
+		}
+	}
+	return false
+}
+
+// number consumes a number by the JSON grammar.
+func (c *compactor) number() bool {
+	src, i := c.src, c.i
+	digits := func() int {
+		n := 0
+		for i < len(src) && '0' <= src[i] && src[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if src[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(src) && src[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(src) && src[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
+		i++
+		if i < len(src) && (src[i] == '+' || src[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	c.dst = append(c.dst, src[c.i:i]...)
+	c.i = i
+	return true
 }
 
 // jsonEncoder writes json (with the envelope) and ndjson (without).

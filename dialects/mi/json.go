@@ -36,6 +36,12 @@ func toValue(v any) (any, error) {
 		}
 		return json.Number(s), nil
 	case float64:
+		// The engine hands numbers over as float64, which cannot tell 5
+		// from 5.0; a whole value is stored as the integer a JSON client
+		// most likely sent. json.Number keeps the literal's own form.
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return json.Number(strconv.FormatInt(int64(x), 10)), nil
+		}
 		s, err := formatFloat(x)
 		if err != nil {
 			return nil, err

@@ -75,13 +75,8 @@ func (Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
 			r.args = append(r.args, limit, p.Offset)
 		}
 	case query.Update:
-		for _, a := range p.Set {
-			if isBuiltin(a.Column) {
-				return dialects.Stmt{}, filledByDatabase(a.Column)
-			}
-			if a.Column == "" {
-				return dialects.Stmt{}, fault.New(fault.Invalid, "update names an empty column")
-			}
+		if err := checkSet(p.Set, fault.Unsupported); err != nil {
+			return dialects.Stmt{}, err
 		}
 		if err := r.selection(p); err != nil {
 			return dialects.Stmt{}, err
@@ -91,7 +86,7 @@ func (Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
 			return dialects.Stmt{}, err
 		}
 	case query.Insert:
-		objs, err := insertObjects(p)
+		objs, err := insertObjects(p, fault.Unsupported)
 		if err != nil {
 			return dialects.Stmt{}, err
 		}
@@ -112,14 +107,31 @@ func (Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
 	return dialects.Stmt{SQL: r.sb.String(), Args: r.args}, nil
 }
 
-func filledByDatabase(col string) *fault.Error {
-	return fault.New(fault.Invalid, "column %q is filled by the database", col)
+// filledByDatabase refuses a value for a column mini-app maintains. Render
+// answers Unsupported (a plan it cannot express); Source.Write answers
+// Invalid, since there it is the caller's mistake.
+func filledByDatabase(kind fault.Kind, col string) *fault.Error {
+	return fault.New(kind, "column %q is filled by the database", col)
+}
+
+// checkSet refuses an update of a database-filled or unnamed column.
+func checkSet(set []query.Assign, filled fault.Kind) error {
+	for _, a := range set {
+		if isBuiltin(a.Column) {
+			return filledByDatabase(filled, a.Column)
+		}
+		if a.Column == "" {
+			return fault.New(fault.Invalid, "update names an empty column")
+		}
+	}
+	return nil
 }
 
 // insertObjects builds the data object of every insert row from its cells:
-// id and the timestamps must be left to the database, Default{} omits a
-// field, nil stores an explicit null (as mini-app does on create).
-func insertObjects(p *query.Plan) ([]map[string]any, error) {
+// id and the timestamps must be left to the database (else an error of kind
+// filled), Default{} omits a field, nil stores an explicit null (as mini-app
+// does on create).
+func insertObjects(p *query.Plan, filled fault.Kind) ([]map[string]any, error) {
 	if len(p.Rows) == 0 {
 		return nil, fault.New(fault.Invalid, "no rows to insert")
 	}
@@ -146,7 +158,7 @@ func insertObjects(p *query.Plan) ([]map[string]any, error) {
 			}
 			if isBuiltin(c) {
 				if cell != nil {
-					return nil, filledByDatabase(c)
+					return nil, filledByDatabase(filled, c)
 				}
 				continue
 			}
@@ -206,9 +218,10 @@ func (r *renderer) ref(col string) error {
 	return nil
 }
 
-// jsonPath is the SQLite JSON path of a top-level key. The label is quoted
-// so dots, spaces and brackets in a name are taken literally.
-func jsonPath(name string) string { return `$."` + name + `"` }
+// jsonPath is the SQLite JSON path of a top-level key. The label is a
+// quoted JSON string, so dots, brackets, quotes and backslashes in a name
+// are taken literally.
+func jsonPath(name string) string { return "$." + string(appendString(nil, name)) }
 
 func (r *renderer) expr(e query.Expr) error {
 	switch x := e.(type) {

@@ -38,7 +38,7 @@ func TestRender(t *testing.T) {
 				Order: []query.Order{{Column: "qty", Desc: true}, {Column: "id"}},
 				Limit: 10, Offset: 20,
 			},
-			sql: `SELECT id, data, created_at, updated_at FROM rows WHERE (json_extract(data, ?) = ? AND json_extract(data, ?) BETWEEN ? AND ? AND created_at >= ?) ORDER BY json_extract(data, ?) DESC, id ASC LIMIT ? OFFSET ?`,
+			sql:  `SELECT id, data, created_at, updated_at FROM rows WHERE (json_extract(data, ?) = ? AND json_extract(data, ?) BETWEEN ? AND ? AND created_at >= ?) ORDER BY json_extract(data, ?) DESC, id ASC LIMIT ? OFFSET ?`,
 			args: []any{`$."title"`, "a'b", `$."qty"`, int64(1), 2.5, int64(10), `$."qty"`, int64(10), int64(20)},
 		},
 		{

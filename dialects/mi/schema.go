@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -122,10 +121,10 @@ func parseSchema(b []byte) (*schema, error) {
 	return s, nil
 }
 
-// exposable reports whether a field can be a column: its name must not
-// shadow a row column and must fit in a quoted JSON path label.
+// exposable reports whether a field can be a column: it needs a name, and
+// one that does not shadow a row column.
 func exposable(name string) bool {
-	return name != "" && !isBuiltin(name) && !strings.Contains(name, `"`)
+	return name != "" && !isBuiltin(name)
 }
 
 // column returns the named column of the table.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/littlebitlabs/minimal/dialects"
@@ -92,6 +93,9 @@ func (s *Source) Tables(ctx context.Context) ([]dialects.Table, error) {
 		if !safeName(name) {
 			continue
 		}
+		if fi, err := os.Stat(filepath.Join(s.dir, name)); err != nil || !fi.IsDir() {
+			continue // a stray file, or a dangling link
+		}
 		sc, err := s.loadSchema(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -116,6 +120,9 @@ func safeName(name string) bool {
 func (s *Source) loadSchema(name string) (*schema, error) {
 	path := schemaFile(s.dir, name)
 	fi, err := os.Stat(path)
+	if errors.Is(err, syscall.ENOTDIR) {
+		return nil, fs.ErrNotExist
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -442,10 +442,10 @@ func TestUpdateMerge(t *testing.T) {
 		Where:  cond("title", query.Eq, "Apple"),
 		Set: []query.Assign{
 			{Column: "qty", Value: json.Number("7.5")},
-			{Column: "tags", Value: nil},                            // removes the key
-			{Column: "meta", Value: map[string]any{"z": true}},      // replaces the object wholesale
-			{Column: "note", Value: "unknown keys are stored too"},  // not in the schema
-			{Column: "done", Value: query.Default{}},                // Default{} removes as well
+			{Column: "tags", Value: nil},                           // removes the key
+			{Column: "meta", Value: map[string]any{"z": true}},     // replaces the object wholesale
+			{Column: "note", Value: "unknown keys are stored too"}, // not in the schema
+			{Column: "done", Value: query.Default{}},               // Default{} removes as well
 		},
 	})
 	if res.RowsAffected != 1 {

@@ -24,6 +24,11 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 	if p == nil {
 		return dialects.WriteResult{}, fault.New(fault.Internal, "mi: nil plan")
 	}
+	if p.Action == query.Update {
+		if err := checkSet(p.Set, fault.Invalid); err != nil {
+			return dialects.WriteResult{}, err
+		}
+	}
 	var st dialects.Stmt
 	if p.Action != query.Insert {
 		// Checks the plan and gives the selection update and delete run.
@@ -39,40 +44,52 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 	ctx, cancel := s.withTimeout(ctx)
 	defer cancel()
 	w := &writer{sc: sc, now: s.now().Unix()}
-	var res dialects.WriteResult
+	var (
+		res  dialects.WriteResult
+		body func(*sql.Tx) error
+	)
 	switch p.Action {
 	case query.Insert:
-		// Every row is checked before the transaction starts.
-		objs, err := insertObjects(p)
+		objs, data, err := w.prepareInsert(p)
 		if err != nil {
-			return res, err
+			return dialects.WriteResult{}, err
 		}
-		data := make([]string, len(objs))
-		for i, obj := range objs {
-			if err := sc.validate(obj); err != nil {
-				err.Message = rowPrefix(p, i) + err.Message
-				return res, err
-			}
-			if data[i], err = encodeJSON(obj); err != nil {
-				return res, fault.Wrap(fault.Invalid, err, "%srow cannot be stored as JSON", rowPrefix(p, i))
-			}
-		}
-		err = inTx(ctx, db, func(tx *sql.Tx) error { return w.insert(ctx, tx, objs, data, &res) })
+		body = func(tx *sql.Tx) error { return w.insert(ctx, tx, objs, data, &res) }
 	case query.Update:
-		patch, perr := updatePatch(p.Set)
-		if perr != nil {
-			return res, perr
+		patch, err := updatePatch(p.Set)
+		if err != nil {
+			return dialects.WriteResult{}, err
 		}
-		err = inTx(ctx, db, func(tx *sql.Tx) error { return w.update(ctx, tx, st, patch, &res) })
+		body = func(tx *sql.Tx) error { return w.update(ctx, tx, st, patch, &res) }
 	case query.Delete:
-		err = inTx(ctx, db, func(tx *sql.Tx) error { return w.delete(ctx, tx, st, &res) })
+		body = func(tx *sql.Tx) error { return w.delete(ctx, tx, st, &res) }
 	default:
-		return res, fault.New(fault.Internal, "mi: Write needs an insert, update or delete plan")
+		return dialects.WriteResult{}, fault.New(fault.Internal, "mi: Write needs an insert, update or delete plan")
 	}
-	if err != nil {
+	if err := inTx(ctx, db, body); err != nil {
 		return dialects.WriteResult{}, storageErr(ctx, err)
 	}
 	return res, nil
+}
+
+// prepareInsert builds, checks and encodes every row before the
+// transaction starts, so a bad row costs no lock.
+func (w *writer) prepareInsert(p *query.Plan) ([]map[string]any, []string, error) {
+	objs, err := insertObjects(p, fault.Invalid)
+	if err != nil {
+		return nil, nil, err
+	}
+	data := make([]string, len(objs))
+	for i, obj := range objs {
+		if ferr := w.sc.validate(obj); ferr != nil {
+			ferr.Message = rowPrefix(p, i) + ferr.Message
+			return nil, nil, ferr
+		}
+		if data[i], err = encodeJSON(obj); err != nil {
+			return nil, nil, fault.Wrap(fault.Invalid, err, "%srow cannot be stored as JSON", rowPrefix(p, i))
+		}
+	}
+	return objs, data, nil
 }
 
 // inTx runs fn in a transaction, committing only if fn succeeds.
