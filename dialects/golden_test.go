@@ -12,6 +12,7 @@ import (
 
 	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/dialects/dialecttest"
+	"github.com/littlebitlabs/minimal/dialects/mi"
 	"github.com/littlebitlabs/minimal/dialects/pg"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
@@ -23,6 +24,7 @@ var update = flag.Bool("update", false, "rewrite dialects/testdata/*.golden")
 // goldenDialects are rendered for every case, one section each, in sorted
 // order. Add a dialect with one line.
 var goldenDialects = map[string]dialects.Dialect{
+	"mi": mi.Dialect{},
 	"pg": pg.Dialect{},
 }
 

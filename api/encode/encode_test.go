@@ -865,8 +865,15 @@ func FuzzCompactJSON(f *testing.F) {
 				t.Fatalf("%q: got %q, json.Compact gives %q, %v", raw, got, std.Bytes(), err)
 			}
 		}
-		var a, b any
-		if json.Unmarshal(raw, &a) != nil || json.Unmarshal(got, &b) != nil || !reflect.DeepEqual(a, b) {
+		decode := func(b []byte) (v any, err error) {
+			d := json.NewDecoder(bytes.NewReader(b))
+			d.UseNumber()
+			err = d.Decode(&v)
+			return v, err
+		}
+		a, errA := decode(raw)
+		b, errB := decode(got)
+		if errA != nil || errB != nil || !reflect.DeepEqual(a, b) {
 			t.Fatalf("%q and %q decode differently: %#v, %#v", raw, got, a, b)
 		}
 	})

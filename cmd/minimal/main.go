@@ -87,7 +87,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 func describe(err error) string {
 	var fe *fault.Error
 	if errors.As(err, &fe) {
-		return strings.ToLower(fe.Kind.String()) + ": " + fe.Error()
+		return strings.ToLower(fe.Kind.String()) + ": " + err.Error()
 	}
 	return err.Error()
 }

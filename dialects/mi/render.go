@@ -14,10 +14,10 @@ import (
 // generates per row, so that rendering stays deterministic.
 const (
 	// IDMarker is the argument in place of a row's generated UUID v4.
-	IDMarker = "<uuid-v4>"
+	IDMarker = "{uuid-v4}"
 	// NowMarker is the argument in place of created_at and updated_at, the
 	// Unix seconds of the write.
-	NowMarker = "<unix-now>"
+	NowMarker = "{unix-now}"
 )
 
 const (

@@ -34,9 +34,30 @@ type Source struct {
 
 	mu      sync.Mutex
 	closed  bool
-	dbs     map[string]*sql.DB // by table (directory) name
+	dbs     map[string]*tableDB // by table (directory) name
 	schemas map[string]cachedSchema
 }
+
+// tableDB is one open table file. Writers of this process take turns on
+// writeTurn, so they queue in Go instead of in SQLite's busy handler, whose
+// growing sleeps make contended writes slow; the busy timeout still covers
+// other processes (mini-app-mcp, another gateway).
+type tableDB struct {
+	db        *sql.DB
+	writeTurn chan struct{}
+}
+
+// lockWrite waits for this table's write turn or for ctx to end.
+func (t *tableDB) lockWrite(ctx context.Context) error {
+	select {
+	case t.writeTurn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (t *tableDB) unlockWrite() { <-t.writeTurn }
 
 type cachedSchema struct {
 	mod  time.Time
@@ -62,7 +83,7 @@ func Open(_ context.Context, cfg dialects.Config) (dialects.Source, error) {
 		timeout: cfg.StatementTimeout,
 		conns:   cfg.MaxConns,
 		now:     time.Now,
-		dbs:     map[string]*sql.DB{},
+		dbs:     map[string]*tableDB{},
 		schemas: map[string]cachedSchema{},
 	}, nil
 }
@@ -150,7 +171,7 @@ func (s *Source) loadSchema(name string) (*schema, error) {
 }
 
 // table resolves a plan's table to its schema and open database.
-func (s *Source) table(ctx context.Context, name string) (*schema, *sql.DB, error) {
+func (s *Source) table(ctx context.Context, name string) (*schema, *tableDB, error) {
 	if s.isClosed() {
 		return nil, nil, errSourceClosed
 	}
@@ -170,15 +191,16 @@ func (s *Source) table(ctx context.Context, name string) (*schema, *sql.DB, erro
 	if s.closed {
 		return nil, nil, errSourceClosed
 	}
-	if db, ok := s.dbs[name]; ok {
-		return sc, db, nil
+	if t, ok := s.dbs[name]; ok {
+		return sc, t, nil
 	}
 	db, err := openTableDB(ctx, dbFile(s.dir, name), s.conns)
 	if err != nil {
 		return nil, nil, storageErr(ctx, err)
 	}
-	s.dbs[name] = db
-	return sc, db, nil
+	t := &tableDB{db: db, writeTurn: make(chan struct{}, 1)}
+	s.dbs[name] = t
+	return sc, t, nil
 }
 
 func (s *Source) isClosed() bool {
@@ -201,7 +223,7 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	if p == nil || p.Action != query.Read {
 		return nil, fault.New(fault.Internal, "mi: Read needs a read plan")
 	}
-	sc, db, err := s.table(ctx, p.Table)
+	sc, t, err := s.table(ctx, p.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +236,7 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 		return nil, err
 	}
 	ctx, cancel := s.withTimeout(ctx)
-	rs, err := db.QueryContext(ctx, st.SQL, st.Args...)
+	rs, err := t.db.QueryContext(ctx, st.SQL, st.Args...)
 	if err != nil {
 		cancel()
 		return nil, storageErr(ctx, err)
@@ -328,8 +350,8 @@ func (s *Source) Close() error {
 	}
 	s.closed = true
 	var errs []error
-	for name, db := range s.dbs {
-		if err := db.Close(); err != nil {
+	for name, t := range s.dbs {
+		if err := t.db.Close(); err != nil {
 			errs = append(errs, err)
 		}
 		delete(s.dbs, name)

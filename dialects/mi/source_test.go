@@ -383,22 +383,25 @@ func TestInsertReturnsRowsAndKeepsNumbers(t *testing.T) {
 			{query.Default{}, "int", json.Number("5"), "kept", query.Default{}},
 			{nil, "float", json.Number("5.0"), query.Default{}, nil},
 			{query.Default{}, "go float", 5.0, query.Default{}, query.Default{}},
+			{query.Default{}, "go fraction", 2.5, query.Default{}, query.Default{}},
 			{query.Default{}, "go int", int64(5), query.Default{}, query.Default{}},
 		},
 	})
-	if res.RowsAffected != 4 || len(res.Returned) != 4 {
+	if res.RowsAffected != 5 || len(res.Returned) != 5 {
 		t.Fatalf("result %+v", res)
 	}
 	if len(res.Columns) != 8 || res.Columns[0].Name != "id" {
 		t.Fatalf("columns %+v", res.Columns)
 	}
 	wantData := map[string]string{
-		"int":      `{"extra":"kept","qty":5,"title":"int"}`,
-		"float":    `{"qty":5.0,"title":"float"}`,
-		"go float": `{"qty":5.0,"title":"go float"}`,
-		"go int":   `{"qty":5,"title":"go int"}`,
+		"int":   `{"extra":"kept","qty":5,"title":"int"}`,
+		"float": `{"qty":5.0,"title":"float"}`,
+		// float64 cannot tell 5 from 5.0: a whole value is stored as an integer.
+		"go float":    `{"qty":5,"title":"go float"}`,
+		"go fraction": `{"qty":2.5,"title":"go fraction"}`,
+		"go int":      `{"qty":5,"title":"go int"}`,
 	}
-	wantQty := map[string]json.Number{"int": "5", "float": "5.0", "go float": "5.0", "go int": "5"}
+	wantQty := map[string]json.Number{"int": "5", "float": "5.0", "go float": "5", "go fraction": "2.5", "go int": "5"}
 	for _, r := range res.Returned {
 		id, title := r[0].(string), r[3].(string)
 		if !uuidV4.MatchString(id) {

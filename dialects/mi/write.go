@@ -37,7 +37,7 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 			return dialects.WriteResult{}, err
 		}
 	}
-	sc, db, err := s.table(ctx, p.Table)
+	sc, t, err := s.table(ctx, p.Table)
 	if err != nil {
 		return dialects.WriteResult{}, err
 	}
@@ -66,7 +66,11 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 	default:
 		return dialects.WriteResult{}, fault.New(fault.Internal, "mi: Write needs an insert, update or delete plan")
 	}
-	if err := inTx(ctx, db, body); err != nil {
+	if err := t.lockWrite(ctx); err != nil {
+		return dialects.WriteResult{}, storageErr(ctx, err)
+	}
+	defer t.unlockWrite()
+	if err := inTx(ctx, t.db, body); err != nil {
 		return dialects.WriteResult{}, storageErr(ctx, err)
 	}
 	return res, nil
