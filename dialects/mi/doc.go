@@ -30,8 +30,8 @@
 //     SELECT list never changes. LIMIT/OFFSET appear when either is set; a
 //     zero Limit with an Offset binds LIMIT -1.
 //   - A field is addressed as json_extract(data, ?) with the JSON path
-//     $."field" bound as an argument; id, created_at and updated_at are
-//     referenced directly.
+//     $."field" bound as an argument (the label JSON-escaped, so any name
+//     works); id, created_at and updated_at are referenced directly.
 //   - eq ne gt ge lt le bw in nin compare with bound values: booleans as
 //     1/0, numbers as int64 (integral json.Number) or float64, arrays and
 //     objects as their compact sorted-key JSON text (compared with the text
@@ -51,10 +51,13 @@
 //     plan must say All.
 //   - insert renders INSERT INTO rows (id, data, created_at, updated_at)
 //     VALUES (?, ?, ?, ?)[, (?, ?, ?, ?)…] with, per row, the arguments
-//     IDMarker, the row's data as compact sorted-key JSON, NowMarker,
-//     NowMarker. Source.Write executes the one-row form of that statement
-//     per row with the markers replaced by a fresh UUID v4 and the time of
-//     the call.
+//     IDMarker ("{uuid-v4}"), the row's data as compact sorted-key JSON,
+//     NowMarker ("{unix-now}") twice. Source.Write executes the one-row form
+//     of that statement per row with the markers replaced by a fresh UUID v4
+//     and the Unix seconds of the call.
+//   - A value for id, created_at or updated_at (insert cell other than
+//     Default{} or nil, or an update assignment) is Unsupported from Render
+//     and Invalid from Source.Write.
 //
 // # Read values
 //
@@ -70,10 +73,13 @@
 // Insert validates every row against the schema before the transaction
 // starts (required fields present and non-null, JSON types matching;
 // unknown keys are kept as mini-app does); Default{} for a field omits the
-// key. Update merges the new values into each selected row (nil or
-// Default{} removes an optional key), validates, and stores. Delete removes
-// the selected rows. A float64 value is stored as a float (5.0); pass
-// json.Number or an integer type to store 5.
+// key, nil stores a JSON null. Update merges the new values into each
+// selected row (nil or Default{} removes an optional key), validates, and
+// stores. Delete removes the selected rows. json.Number is stored in its
+// own form (5 stays 5, 5.0 stays 5.0); a float64 cannot carry that
+// difference, so a whole float64 is stored as an integer (5) and any other
+// as the shortest float (2.5). Writers of one Source take turns per table
+// in Go; other processes are waited for up to the 5 s busy timeout.
 //
 // mi imports dialects, query and fault only; never engine, api or mcp.
 package mi
