@@ -118,14 +118,18 @@ ensure_postgres() {
 			pg_createcluster "$ver" main
 		fi
 		# The package's postinst may have started it (where policy-rc.d allows).
+		local pg_wait=60
 		if ! pg_ready; then
 			install -d -o postgres -g postgres -m 2775 /var/run/postgresql
 			log "PostgreSQL: starting cluster $ver/main"
-			pg_ctlcluster --skip-systemctl-redirect "$ver" main start ||
-				log "PostgreSQL: pg_ctlcluster start exited $? (waiting anyway)"
+			# pg_ctlcluster waits for startup itself; if it failed, don't wait long.
+			if ! pg_ctlcluster --skip-systemctl-redirect "$ver" main start; then
+				log "PostgreSQL: pg_ctlcluster start failed"
+				pg_wait=5
+			fi
 		fi
-		wait_for 60 "PostgreSQL" pg_ready ||
-			die "PostgreSQL did not accept connections on 127.0.0.1:5432 within 60s (see /var/log/postgresql/)"
+		wait_for "$pg_wait" "PostgreSQL" pg_ready ||
+			die "PostgreSQL did not accept connections on 127.0.0.1:5432 within ${pg_wait}s (see /var/log/postgresql/)"
 	fi
 
 	pg_pick_admin

@@ -27,6 +27,20 @@
 //   - []any is an array and map[string]any an object with sorted keys.
 //   - Anything else is written as the string fmt.Sprint gives.
 //
+// The shapes of the formats:
+//
+//   - json: {"data":[{"col":v,...},...],"page":{"number":N,"size":S}} and a
+//     newline; columns in the order of Rows.Columns, page left out when nil.
+//   - ndjson: one JSON object per row, each ended by a newline.
+//   - csv: a header line of column names, then one record per row, quoted
+//     by the rules of encoding/csv, lines ended by "\n". As in PostgreSQL's
+//     CSV, null is an empty unquoted field and the empty string is "".
+//   - xml: <response><data><row><col>v</col>...</row>...</data>
+//     <page number="N" size="S"/></response> after an XML declaration.
+//   - yaml: "data:" with one block mapping per row ("data: []" when there
+//     are none), then "page:"; strings are always double-quoted.
+//   - bson: one document per row, concatenated like a mongodump .bson file.
+//
 // Every text format produces valid UTF-8: a byte that is not valid UTF-8 is
 // replaced by U+FFFD, one replacement per byte, as encoding/json does.
 package encode

@@ -54,7 +54,8 @@ func newRowEncoder(f Format, cols []dialects.Column) (rowEncoder, error) {
 }
 
 // Stream writes every row of rows to w in format f and returns the number of
-// rows written. It does not close rows. page, when not nil, is written after
+// rows written (on an error, the number of rows encoded before it). It does
+// not close rows. page, when not nil, is written after
 // the rows by the formats that have an envelope (json, xml, yaml). The zero
 // Format is JSON; an unknown one is a *fault.Error of kind Invalid and
 // nothing is written.

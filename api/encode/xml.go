@@ -179,7 +179,10 @@ func appendXMLValue(dst []byte, v any, depth int) []byte {
 //	<?xml version="1.0" encoding="UTF-8"?>
 //	<response><data><row><col>v</col>...</row>...</data><page number="N" size="S"/></response>
 //
-// with a final newline.
+// with a final newline. A column, or a key of an object cell, that is not a
+// safe element name (see isXMLName) is written <column name="...">v</column>;
+// null is an empty element with null="true"; an array is a sequence of
+// <item> elements and an object a sequence of elements named by its keys.
 type xmlEncoder struct {
 	open  []string // unfinished start tag of each column: <name or <column name="..."
 	close []string // end tag of each column: </name> or </column>

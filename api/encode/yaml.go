@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,8 +42,14 @@ func newYAMLEncoder(cols []dialects.Column) *yamlEncoder {
 		} else {
 			b = append(b, "    "...)
 		}
+		start := len(b)
 		b = appendYAMLKey(b, c.Name)
-		b = append(b, ": "...)
+		if len(b)-start > maxImplicitKey {
+			b = slices.Insert(b, start, '?', ' ')
+			b = append(b, "\n    : "...)
+		} else {
+			b = append(b, ": "...)
+		}
 		e.keys[i] = string(b)
 	}
 	return e
@@ -78,6 +85,11 @@ func (e *yamlEncoder) end(dst []byte, n int64, page *Page) []byte {
 	}
 	return dst
 }
+
+// maxImplicitKey is the longest key written in the implicit "key: value"
+// form; YAML limits implicit keys to 1024 characters, so longer ones use the
+// explicit "? key" form.
+const maxImplicitKey = 1000
 
 // appendYAMLKey appends a mapping key: plain when it is an identifier that
 // YAML 1.1 or 1.2 cannot read as anything but a string, quoted otherwise.
@@ -177,8 +189,14 @@ func appendYAML(dst []byte, v any, depth int) []byte {
 			if i > 0 {
 				dst = append(dst, ", "...)
 			}
+			start := len(dst)
 			dst = appendQuoted(dst, k, true)
-			dst = append(dst, ": "...)
+			if len(dst)-start > maxImplicitKey {
+				dst = slices.Insert(dst, start, '?', ' ')
+				dst = append(dst, " : "...)
+			} else {
+				dst = append(dst, ": "...)
+			}
 			dst = appendYAML(dst, v[k], depth+1)
 		}
 		return append(dst, '}')

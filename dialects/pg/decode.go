@@ -23,7 +23,7 @@ import (
 type decodeFunc func(src []byte) (any, error)
 
 // codec is what the package knows about one PostgreSQL type: its kind, its
-// name, and how to decode it from the binary and the text format. bin is nil
+// name (spelled as format_type does, without modifiers), and how to decode it from the binary and the text format. bin is nil
 // for types always fetched as text (their text form is the value we want).
 type codec struct {
 	name string
@@ -73,24 +73,24 @@ func init() {
 	add := func(oid uint32, name string, kind dialects.Kind, bin, text decodeFunc) {
 		codecs[oid] = &codec{name: name, kind: kind, bin: bin, text: text}
 	}
-	add(pgtype.BoolOID, "bool", dialects.KindBool, binBool, textBool)
-	add(pgtype.Int2OID, "int2", dialects.KindInt, binInt2, textInt)
-	add(pgtype.Int4OID, "int4", dialects.KindInt, binInt4, textInt)
-	add(pgtype.Int8OID, "int8", dialects.KindInt, binInt8, textInt)
-	add(pgtype.Float4OID, "float4", dialects.KindFloat, binFloat4, textFloat)
-	add(pgtype.Float8OID, "float8", dialects.KindFloat, binFloat8, textFloat)
+	add(pgtype.BoolOID, "boolean", dialects.KindBool, binBool, textBool)
+	add(pgtype.Int2OID, "smallint", dialects.KindInt, binInt2, textInt)
+	add(pgtype.Int4OID, "integer", dialects.KindInt, binInt4, textInt)
+	add(pgtype.Int8OID, "bigint", dialects.KindInt, binInt8, textInt)
+	add(pgtype.Float4OID, "real", dialects.KindFloat, binFloat4, textFloat)
+	add(pgtype.Float8OID, "double precision", dialects.KindFloat, binFloat8, textFloat)
 	add(pgtype.NumericOID, "numeric", dialects.KindDecimal, nil, textNumeric)
 	add(pgtype.TextOID, "text", dialects.KindString, nil, str)
-	add(pgtype.VarcharOID, "varchar", dialects.KindString, nil, str)
-	add(pgtype.BPCharOID, "bpchar", dialects.KindString, nil, str)
+	add(pgtype.VarcharOID, "character varying", dialects.KindString, nil, str)
+	add(pgtype.BPCharOID, "character", dialects.KindString, nil, str)
 	add(pgtype.NameOID, "name", dialects.KindString, nil, str)
-	add(pgtype.QCharOID, "char", dialects.KindString, nil, str)
+	add(pgtype.QCharOID, `"char"`, dialects.KindString, nil, str)
 	add(pgtype.UUIDOID, "uuid", dialects.KindUUID, binUUID, str)
 	add(pgtype.DateOID, "date", dialects.KindDate, binDate, str)
-	add(pgtype.TimeOID, "time", dialects.KindTime, binTime, str)
-	add(pgtype.TimetzOID, "timetz", dialects.KindTime, nil, str)
-	add(pgtype.TimestampOID, "timestamp", dialects.KindTimestamp, binTimestamp, textTimestamp)
-	add(pgtype.TimestamptzOID, "timestamptz", dialects.KindTimestampTZ, binTimestamptz, textTimestamptz)
+	add(pgtype.TimeOID, "time without time zone", dialects.KindTime, binTime, str)
+	add(pgtype.TimetzOID, "time with time zone", dialects.KindTime, nil, str)
+	add(pgtype.TimestampOID, "timestamp without time zone", dialects.KindTimestamp, binTimestamp, textTimestamp)
+	add(pgtype.TimestamptzOID, "timestamp with time zone", dialects.KindTimestampTZ, binTimestamptz, textTimestamptz)
 	add(pgtype.JSONOID, "json", dialects.KindJSON, nil, textJSON)
 	add(pgtype.JSONBOID, "jsonb", dialects.KindJSON, nil, textJSON)
 	add(pgtype.ByteaOID, "bytea", dialects.KindBytes, binBytea, textBytea)
@@ -150,7 +150,7 @@ func init() {
 		ec := codecs[info.elem]
 		c := &codec{kind: dialects.KindArray, text: textArray(elemText(ec), info.delim)}
 		if ec != nil {
-			c.name = "_" + ec.name
+			c.name = ec.name + "[]"
 			if ec.bin != nil {
 				c.bin = binArray(ec.bin)
 			}
@@ -161,6 +161,27 @@ func init() {
 		if c.bin != nil {
 			resultFormats[oid] = pgx.BinaryFormatCode
 		}
+	}
+}
+
+// binFallback decodes a binary value of a type without a native decoder
+// through pgx's type map and returns its text form: the value "anything
+// else" normalizes to. m belongs to the connection the rows come from.
+func binFallback(m *pgtype.Map, oid uint32) decodeFunc {
+	return func(src []byte) (any, error) {
+		t, ok := m.TypeForOID(oid)
+		if !ok {
+			return nil, fmt.Errorf("pg: cannot decode binary value of type %d", oid)
+		}
+		v, err := t.Codec.DecodeValue(m, oid, pgtype.BinaryFormatCode, src)
+		if err != nil {
+			return nil, err
+		}
+		text, err := m.Encode(oid, pgtype.TextFormatCode, v, nil)
+		if err != nil {
+			return nil, err
+		}
+		return string(text), nil
 	}
 }
 

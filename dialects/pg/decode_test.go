@@ -183,3 +183,19 @@ func TestResultFormats(t *testing.T) {
 		}
 	}
 }
+
+func TestBinaryFallback(t *testing.T) {
+	m := pgtype.NewMap()
+	src, err := m.Encode(pgtype.IntervalOID, pgtype.BinaryFormatCode,
+		pgtype.Interval{Days: 1, Microseconds: 7384 * 1e6, Valid: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := binFallback(m, pgtype.IntervalOID)(src)
+	if err != nil || got != "1 day 02:03:04" {
+		t.Fatalf("got %#v, %v", got, err)
+	}
+	if _, err := binFallback(m, 999999)(src); err == nil {
+		t.Fatal("unknown type decoded")
+	}
+}

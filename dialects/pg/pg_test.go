@@ -31,7 +31,7 @@ type testDB struct {
 	dsn    string
 	schema string
 	admin  *pgx.Conn
-	citext bool // whether the citext type could be had
+	citext string // the citext type's qualified name, "" if it could not be had
 }
 
 func newTestDB(t testing.TB) *testDB {
@@ -55,9 +55,10 @@ func newTestDB(t testing.TB) *testDB {
 	db.exec(t, "SET search_path TO "+db.schema)
 	// citext is an extension: create it in our schema when allowed, use it
 	// where it already is, else leave it out.
-	if _, err := admin.Exec(ctx, "CREATE EXTENSION citext SCHEMA "+db.schema); err == nil {
-		db.citext = true
-	} else if err := admin.QueryRow(ctx, "SELECT true FROM pg_type WHERE typname = 'citext' AND pg_type_is_visible(oid)").Scan(&db.citext); err != nil {
+	_, _ = admin.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS citext SCHEMA "+db.schema)
+	err = admin.QueryRow(ctx, `SELECT format('%I.%I', n.nspname, t.typname) FROM pg_type t
+		JOIN pg_namespace n ON n.oid = t.typnamespace WHERE t.typname = 'citext' LIMIT 1`).Scan(&db.citext)
+	if err != nil {
 		t.Logf("citext not available, left out: %v", err)
 	}
 	return db
@@ -125,6 +126,21 @@ func collect(t testing.TB, rows dialects.Rows, err error) [][]any {
 	return out
 }
 
+// readAll runs a read to its end and returns its first error.
+func readAll(src dialects.Source, p *query.Plan) error {
+	rows, err := src.Read(context.Background(), p)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		if _, err := rows.Values(); err != nil {
+			_ = rows.Close()
+			return err
+		}
+	}
+	return rows.Close()
+}
+
 func wantKind(t testing.TB, err error, kind fault.Kind) {
 	t.Helper()
 	if err == nil {
@@ -167,8 +183,8 @@ func TestPostgres(t *testing.T) {
 
 func setupSchema(t *testing.T, db *testDB) {
 	ci := ""
-	if db.citext {
-		ci = "ci citext,"
+	if db.citext != "" {
+		ci = "ci " + db.citext + ","
 	}
 	for _, sql := range []string{
 		`CREATE TYPE mood AS ENUM ('happy', 'sad')`,
@@ -263,7 +279,7 @@ func testTables(t *testing.T, db *testDB, src dialects.Source) {
 		{Name: "ch", DBType: "character(3)", Kind: dialects.KindString, Nullable: true},
 		{Name: "nm", DBType: "name", Kind: dialects.KindString, Nullable: true},
 	}
-	if db.citext {
+	if db.citext != "" {
 		// format_type qualifies a type that is not on the search path.
 		every := byName["every"]
 		got, _ := every.Column("ci")
@@ -320,7 +336,7 @@ func testRoundTrip(t *testing.T, db *testDB, src dialects.Source) {
 	ctx := context.Background()
 	db.exec(t, "TRUNCATE every RESTART IDENTITY")
 	ciCol, ciVal := "", ""
-	if db.citext {
+	if db.citext != "" {
 		ciCol, ciVal = "ci, ", "'MiXed', "
 	}
 	db.exec(t, `INSERT INTO every (i2, i4, i8, f4, f8, num, num2, b, t, vc, ch, nm, `+ciCol+`u, d, tm, ttz, ts, tstz, iv,
@@ -336,7 +352,7 @@ func testRoundTrip(t *testing.T, db *testDB, src dialects.Source) {
 
 	cols := []string{"id", "i2", "i4", "i8", "f4", "f8", "num", "num2", "b", "t", "vc", "ch", "nm", "u", "d", "tm", "ttz",
 		"ts", "tstz", "iv", "j", "jb", "by", "ia", "ta", "mo", "mos", "dom", "ser", "gen", "pt"}
-	if db.citext {
+	if db.citext != "" {
 		cols = append(cols, "ci")
 	}
 	rows, err := src.Read(ctx, &query.Plan{Action: query.Read, Schema: db.schema, Table: "every", Columns: cols,
@@ -492,8 +508,7 @@ func testOrderPaging(t *testing.T, db *testDB, src dialects.Source) {
 		t.Errorf("empty schema: %v", got)
 	}
 	p.Schema = "public"
-	_, err := src.Read(context.Background(), p)
-	wantKind(t, err, fault.NotFound)
+	wantKind(t, readAll(src, p), fault.NotFound)
 }
 
 func insertPlan(db *testDB, rows ...[]any) *query.Plan {
@@ -614,7 +629,7 @@ func testErrors(t *testing.T, db *testDB, src dialects.Source) {
 		return &query.Plan{Action: query.Read, Schema: db.schema, Table: "items", Columns: []string{"id"}, Where: where}
 	}
 	t.Run("bad input", func(t *testing.T) {
-		_, err := src.Read(ctx, items(cond("id", query.Eq, "abc")))
+		err := readAll(src, items(cond("id", query.Eq, "abc")))
 		wantKind(t, err, fault.Invalid)
 		if msg := fault.As(err).Message; !strings.Contains(msg, `invalid input syntax for type bigint: "abc"`) {
 			t.Errorf("message %q", msg)
@@ -638,11 +653,9 @@ func testErrors(t *testing.T, db *testDB, src dialects.Source) {
 		start := time.Now()
 		rows, err := slow.Read(ctx, &query.Plan{Action: query.Read, Schema: db.schema, Table: "slow", Columns: []string{"x"}})
 		if err == nil {
-			for rows.Next() {
-			}
-			err = rows.Close()
+			_ = rows.Close()
 		}
-		wantKind(t, err, fault.Timeout)
+		wantKind(t, err, fault.Timeout) // reported by Read itself, before any row
 		var pgErr *pgconn.PgError
 		if !errors.As(err, &pgErr) || pgErr.Code != "57014" {
 			t.Errorf("errors.As PgError: %v", err)
@@ -656,9 +669,7 @@ func testErrors(t *testing.T, db *testDB, src dialects.Source) {
 		defer cancel()
 		rows, err := src.Read(cctx, &query.Plan{Action: query.Read, Schema: db.schema, Table: "slow", Columns: []string{"x"}})
 		if err == nil {
-			for rows.Next() {
-			}
-			err = rows.Close()
+			_ = rows.Close()
 		}
 		wantKind(t, err, fault.Timeout)
 	})
@@ -667,8 +678,7 @@ func testErrors(t *testing.T, db *testDB, src dialects.Source) {
 		wantKind(t, down.Ping(ctx), fault.Unavailable)
 		_, err := down.Tables(ctx)
 		wantKind(t, err, fault.Unavailable)
-		_, err = down.Read(ctx, items(nil))
-		wantKind(t, err, fault.Unavailable)
+		wantKind(t, readAll(down, items(nil)), fault.Unavailable)
 		_, err = down.Write(ctx, insertPlan(db, []any{query.Default{}, "zz", int64(1)}))
 		wantKind(t, err, fault.Unavailable)
 	})
@@ -677,8 +687,7 @@ func testErrors(t *testing.T, db *testDB, src dialects.Source) {
 		if err := closed.Close(); err != nil {
 			t.Fatal(err)
 		}
-		_, err := closed.Read(ctx, items(nil))
-		wantKind(t, err, fault.Unavailable)
+		wantKind(t, readAll(closed, items(nil)), fault.Unavailable)
 		wantKind(t, closed.Ping(ctx), fault.Unavailable)
 	})
 	t.Run("bad dsn", func(t *testing.T) {

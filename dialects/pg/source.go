@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/littlebitlabs/minimal/dialects"
@@ -194,8 +193,12 @@ func (s *Source) learn(oid uint32, typname string, isArray bool, elem uint32, de
 		if len(delim) == 1 {
 			d = delim[0]
 		}
+		ec := s.codec(elem)
 		c.kind = dialects.KindArray
-		c.text = textArray(elemText(s.codec(elem)), d)
+		c.text = textArray(elemText(ec), d)
+		if ec != nil {
+			c.name = ec.name + "[]"
+		}
 	case typname == "citext":
 		c.kind = dialects.KindString
 	}
@@ -261,6 +264,15 @@ func (s *Source) query(ctx context.Context, q querier, st dialects.Stmt) (*rows,
 		}
 		r.dec[i] = pickDecoder(c, fd, pr)
 	}
+	// Fetch the first row now: a statement that fails (bad input, timeout,
+	// constraint) fails here, before the caller has started to answer.
+	r.peeked, r.hasRow = true, pr.Next()
+	if !r.hasRow {
+		if err := pr.Err(); err != nil {
+			pr.Close()
+			return nil, s.err(ctx, err)
+		}
+	}
 	return r, nil
 }
 
@@ -277,24 +289,8 @@ func pickDecoder(c *codec, fd pgconn.FieldDescription, pr pgx.Rows) decodeFunc {
 		return c.bin
 	}
 	// A binary column we do not decode ourselves (only if the result
-	// formats were overridden): let pgx decode it, then print its text form.
-	m := pr.Conn().TypeMap()
-	oid := fd.DataTypeOID
-	return func(src []byte) (any, error) {
-		t, ok := m.TypeForOID(oid)
-		if !ok {
-			return nil, fault.New(fault.Internal, "cannot decode binary value of type %d", oid)
-		}
-		v, err := t.Codec.DecodeValue(m, oid, pgtype.BinaryFormatCode, src)
-		if err != nil {
-			return nil, err
-		}
-		text, err := m.Encode(oid, pgtype.TextFormatCode, v, nil)
-		if err != nil {
-			return nil, err
-		}
-		return string(text), nil
-	}
+	// formats were overridden).
+	return binFallback(pr.Conn().TypeMap(), fd.DataTypeOID)
 }
 
 // rows adapts pgx.Rows to dialects.Rows, decoding each cell with the
@@ -307,6 +303,10 @@ type rows struct {
 	dec  []decodeFunc
 	vals []any
 	err  error
+
+	// peeked is set while the first row, fetched by query, is unread;
+	// hasRow tells whether there was one.
+	peeked, hasRow bool
 }
 
 func (r *rows) Columns() []dialects.Column { return r.cols }
@@ -314,6 +314,10 @@ func (r *rows) Columns() []dialects.Column { return r.cols }
 func (r *rows) Next() bool {
 	if r.err != nil {
 		return false
+	}
+	if r.peeked {
+		r.peeked = false
+		return r.hasRow
 	}
 	return r.rows.Next()
 }
