@@ -20,14 +20,14 @@ services: ## install (when missing) and start PostgreSQL, MariaDB, ClickHouse; p
 	@scripts/services.sh
 
 test: ## the whole suite against real databases
-	eval "$$(scripts/services.sh)" && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	envs="$$(scripts/services.sh)" && eval "$$envs" && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 check: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
 bench: build ## gateway vs direct pgx throughput ratio, latency, streaming RSS
-	eval "$$(scripts/services.sh)" && $(GO) run ./bench
+	envs="$$(scripts/services.sh)" && eval "$$envs" && $(GO) run ./bench
 
 fuzz: ## a short run of every fuzz target
 	$(GO) test ./query -run '^$$' -fuzz FuzzParseFilter -fuzztime 20s

@@ -41,9 +41,15 @@
 //   - "ratio gateway/direct throughput" is gateway req/s over direct req/s:
 //     1.00 means the gateway adds nothing measurable, the target is ≥ 0.80.
 //     "p50 ratio" is gateway p50 over direct p50 (lower is better).
+//   - "server CPU per request" is the server process's user+system CPU time
+//     (/proc/PID/stat) over the requests it answered. On a small machine
+//     shared by PostgreSQL, the load generator and whatever else runs, it
+//     is the steadiest measure of the gateway's own cost: a ratio below
+//     1.00 means the gateway spends less CPU per page than the baseline.
 //   - "stream … peak RSS" is the gateway's VmHWM in MB (2^20 bytes) while
 //     it streams the whole table; the target is < 100 MB (memory must not
-//     grow with the result). Seconds and MB/s are end to end, client side.
+//     grow with the result). Seconds and MB/s are end to end, client side;
+//     gateway CPU is what the gateway process spent on the request.
 //
 // A missed target is printed as MISSED and does not fail the run; errors,
 // non-200 answers and wrong row counts do (exit status 1). Child processes

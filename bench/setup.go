@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// fillSQL makes $1 rows of varied, deterministic values: names of several
+// lengths, prices 0.01..999.99, NULLs in every nullable column at different
+// rates, timestamps over five years with microseconds, and notes that need
+// CSV quoting (commas, double quotes), are non-ASCII or are long.
+const fillSQL = `
+INSERT INTO ` + benchSchema + `.` + benchTable + ` (id, name, price, qty, active, created, note)
+SELECT g,
+       (ARRAY['Widget','Gadget','Sprocket','Gizmo','Bracket','Flange','Valve','Hinge','Bolt','Gear'])[1 + g % 10]
+           || ' ' || upper(substr(md5(g::text), 1, 3 + (g % 6)::int)),
+       CASE WHEN g % 97 = 0 THEN NULL ELSE ((g * 7919) % 99999 + 1)::numeric / 100 END,
+       CASE WHEN g % 89 = 0 THEN NULL ELSE ((g * 31) % 500)::int END,
+       CASE WHEN g % 101 = 0 THEN NULL ELSE g % 3 <> 0 END,
+       CASE WHEN g % 53 = 0 THEN NULL ELSE
+           timestamptz '2020-01-01 00:00:00+00'
+           + ((g * 104729) % 157680000) * interval '1 second'
+           + (g % 1000000) * interval '1 microsecond' END,
+       CASE g % 5
+           WHEN 0 THEN NULL
+           WHEN 1 THEN 'ships in ' || (1 + g % 14) || ' days, handle with care'
+           WHEN 2 THEN 'customer said "fragile" - ' || substr(md5(g::text), 1, 8)
+           WHEN 3 THEN repeat(md5((g * 3)::text), 1 + (g % 3)::int)
+           ELSE 'café order #' || g || ' für Zoë'
+       END
+FROM generate_series(1, $1::bigint) AS g`
+
+// createData drops and recreates the bench schema and fills its table.
+func createData(ctx context.Context, conn *pgx.Conn, rows int) error {
+	stmts := []struct {
+		sql  string
+		args []any
+	}{
+		{"DROP SCHEMA IF EXISTS " + benchSchema + " CASCADE", nil},
+		{"CREATE SCHEMA " + benchSchema, nil},
+		{`CREATE TABLE ` + benchSchema + `.` + benchTable + ` (
+			id      bigint PRIMARY KEY,
+			name    text NOT NULL,
+			price   numeric(12,2),
+			qty     int,
+			active  bool,
+			created timestamptz,
+			note    text)`, nil},
+		{fillSQL, []any{rows}},
+		// VACUUM as well as ANALYZE: it sets the hint bits and the
+		// visibility map now, so the first full read (the CSV stream) does
+		// not pay for writing them and the later one (JSON) does not get it
+		// for free.
+		{"VACUUM (ANALYZE) " + benchSchema + "." + benchTable, nil},
+	}
+	for _, s := range stmts {
+		if _, err := conn.Exec(ctx, s.sql, s.args...); err != nil {
+			return fmt.Errorf("prepare data: %w", err)
+		}
+	}
+	var n int64
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+benchSchema+"."+benchTable).Scan(&n); err != nil {
+		return fmt.Errorf("prepare data: %w", err)
+	}
+	if n != int64(rows) {
+		return fmt.Errorf("prepare data: table has %d rows, want %d", n, rows)
+	}
+	return nil
+}
