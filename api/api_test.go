@@ -66,7 +66,7 @@ func newGateway(t *testing.T, cfg engine.Config) *gateway {
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	go eng.Run(rctx)
-	srv := httptest.NewServer(api.New(eng, ver, api.Config{MaxBodyBytes: 1 << 16, MaxPageSize: 100, Logger: log}))
+	srv := httptest.NewServer(api.New(api.Deps{Engine: eng, Verifier: ver, Store: st, SigningKey: key}, api.Config{MaxBodyBytes: 1 << 16, MaxPageSize: 100, Logger: log}))
 	t.Cleanup(func() { srv.Close(); cancel(); eng.Close() })
 	tok, err := os.ReadFile(dir + "/admin.token")
 	if err != nil {

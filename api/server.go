@@ -18,6 +18,7 @@ import (
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
+	"github.com/littlebitlabs/minimal/store"
 )
 
 // AutoPrefix is the root of the Auto API.
@@ -37,12 +38,24 @@ type Config struct {
 type Server struct {
 	eng *engine.Engine
 	ver *auth.Verifier
+	st  *store.Store
+	key []byte
 	cfg Config
 	log *slog.Logger
 }
 
+// Deps are what the REST face talks to.
+type Deps struct {
+	Engine   *engine.Engine
+	Verifier *auth.Verifier
+	Store    *store.Store
+	// SigningKey signs tokens minted through the tokens endpoint.
+	SigningKey []byte
+}
+
 // New builds the REST handler.
-func New(eng *engine.Engine, ver *auth.Verifier, cfg Config) http.Handler {
+func New(d Deps, cfg Config) http.Handler {
+	eng, ver := d.Engine, d.Verifier
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 10 << 20
 	}
@@ -52,7 +65,7 @@ func New(eng *engine.Engine, ver *auth.Verifier, cfg Config) http.Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{eng: eng, ver: ver, cfg: cfg, log: cfg.Logger}
+	s := &Server{eng: eng, ver: ver, st: d.Store, key: d.SigningKey, cfg: cfg, log: cfg.Logger}
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, s.recoverer)
 	r.Get("/livez", func(w http.ResponseWriter, _ *http.Request) {
@@ -73,6 +86,7 @@ func New(eng *engine.Engine, ver *auth.Verifier, cfg Config) http.Handler {
 		r.Put("/", s.update)
 		r.Delete("/", s.delete)
 	})
+	r.With(s.authenticate).Post(TokensPath, s.mintToken)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, fault.New(fault.NotFound, "no route for %s", r.URL.Path))
 	})

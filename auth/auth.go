@@ -46,7 +46,7 @@ type Principal struct {
 	Project    string // project abbreviation, as in URLs
 	SpaceID    string
 	Space      string
-	// Roles are the token's roles that the identity still holds.
+	// Roles are the token's roles that the identity still holds, sorted.
 	Roles []string
 	// KeyType is the token's key_type, narrowed by the identity's current one.
 	KeyType   query.Mask
@@ -298,10 +298,11 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Principal, error) {
 	}
 	roles := make([]string, 0, len(c.Roles))
 	for _, r := range c.Roles {
-		if slices.Contains(id.Roles, r) {
+		if slices.Contains(id.Roles, r) && !slices.Contains(roles, r) {
 			roles = append(roles, r)
 		}
 	}
+	slices.Sort(roles)
 	return &Principal{
 		IdentityID: id.ID, Identity: id.Name, Kind: id.Kind,
 		OrgID: orgID, Org: c.Org, ProjectID: id.ProjectID, Project: c.Project,
@@ -394,4 +395,53 @@ func (v *Verifier) project(ctx context.Context, id store.Identity) (orgID, space
 	v.projs[key] = cachedProject{orgID: p.OrgID, space: s.Name, at: now}
 	v.mu.Unlock()
 	return p.OrgID, s.Name, nil
+}
+
+// MintNarrower signs a token for the caller's own identity that holds no
+// more than the caller's token: roles ⊆ its roles, key_type ⊆ its
+// key_type, expiry ≤ its expiry. Zero options inherit the caller's values
+// (with DefaultTTL capped by the caller's expiry).
+func MintNarrower(ctx context.Context, st *store.Store, key []byte, p *Principal, opt MintOptions) (string, Claims, error) {
+	id, err := st.IdentityByID(ctx, p.IdentityID)
+	if err != nil {
+		return "", Claims{}, err
+	}
+	roles := opt.Roles
+	if roles == nil {
+		roles = p.Roles
+	}
+	for _, r := range roles {
+		if !slices.Contains(p.Roles, r) {
+			return "", Claims{}, fault.New(fault.Forbidden, "cannot grant role %q: the calling token holds %v", r, p.Roles)
+		}
+	}
+	kt := p.KeyType
+	if opt.KeyType != "" {
+		if kt, err = query.ParseMask(opt.KeyType); err != nil {
+			return "", Claims{}, err
+		}
+		if !p.KeyType.Covers(kt) {
+			return "", Claims{}, fault.New(fault.Forbidden, "key_type %s is wider than the calling token's %s", kt, p.KeyType)
+		}
+	}
+	remaining := time.Until(p.ExpiresAt)
+	ttl := opt.TTL
+	if ttl == 0 {
+		ttl = min(DefaultTTL, remaining)
+	}
+	if ttl <= 0 {
+		return "", Claims{}, fault.New(fault.Invalid, "ttl must be positive")
+	}
+	if ttl > remaining+time.Second {
+		return "", Claims{}, fault.New(fault.Forbidden, "ttl %s outlives the calling token (expires in %s)", ttl.Round(time.Second), remaining.Round(time.Second))
+	}
+	tok, err := Mint(ctx, st, key, id, MintOptions{Roles: append([]string{}, roles...), KeyType: kt.String(), TTL: min(ttl, remaining)})
+	if err != nil {
+		return "", Claims{}, err
+	}
+	var c Claims
+	if _, _, err := jwt.NewParser().ParseUnverified(tok, &c); err != nil {
+		return "", Claims{}, fault.Wrap(fault.Internal, err, "minted token does not parse")
+	}
+	return tok, c, nil
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/permissions"
-	"github.com/littlebitlabs/minimal/query"
 	"github.com/littlebitlabs/minimal/store"
 )
 
@@ -33,15 +32,16 @@ type catalog struct {
 	cfg Config
 	log *slog.Logger
 
+	authz *permissions.Authorizer
+
 	mu      sync.RWMutex
 	seq     int64
 	loaded  bool
 	sources map[dbKey]*source
-	locks   map[string][]permissions.Lock
 }
 
-func newCatalog(st *store.Store, cfg Config, log *slog.Logger) *catalog {
-	return &catalog{st: st, cfg: cfg, log: log, seq: -1, sources: map[dbKey]*source{}, locks: map[string][]permissions.Lock{}}
+func newCatalog(st *store.Store, cfg Config, log *slog.Logger, authz *permissions.Authorizer) *catalog {
+	return &catalog{st: st, cfg: cfg, log: log, seq: -1, sources: map[dbKey]*source{}, authz: authz}
 }
 
 // sync reloads registrations and locks when the store's change counter moved.
@@ -60,24 +60,8 @@ func (c *catalog) sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	locks := map[string][]permissions.Lock{}
-	projects := map[string]bool{}
-	for _, d := range dbs {
-		projects[d.ProjectID] = true
-	}
-	for pid := range projects {
-		ls, err := c.st.Locks(ctx, pid)
-		if err != nil {
-			return err
-		}
-		for _, l := range ls {
-			m, err := query.ParseMask(l.Mask)
-			if err != nil {
-				c.log.Warn("ignoring lock with a bad mask", "pattern", l.Pattern, "mask", l.Mask)
-				continue
-			}
-			locks[pid] = append(locks[pid], permissions.Lock{Pattern: l.Pattern, Mask: m})
-		}
+	if err := c.loadPolicies(ctx); err != nil {
+		return err
 	}
 
 	next := make(map[dbKey]*source, len(dbs))
@@ -101,7 +85,7 @@ func (c *catalog) sync(ctx context.Context) error {
 			c.log.Info("database unregistered", "project", k.project, "type", k.typ, "schema", k.schema)
 		}
 	}
-	c.sources, c.locks, c.seq, c.loaded = next, locks, seq, true
+	c.sources, c.seq, c.loaded = next, seq, true
 	c.mu.Unlock()
 	for _, s := range closing {
 		s.close()
@@ -109,10 +93,31 @@ func (c *catalog) sync(ctx context.Context) error {
 	return nil
 }
 
-func (c *catalog) projectLocks(projectID string) []permissions.Lock {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.locks[projectID]
+// loadPolicies hands every project's policy to the authorizer. A policy
+// that does not compile keeps the previous one in force and is logged.
+func (c *catalog) loadPolicies(ctx context.Context) error {
+	orgs, err := c.st.Orgs(ctx)
+	if err != nil {
+		return err
+	}
+	all := map[string]store.Policy{}
+	for _, o := range orgs {
+		projs, err := c.st.Projects(ctx, o.ID)
+		if err != nil {
+			return err
+		}
+		for _, p := range projs {
+			pol, err := c.st.Policy(ctx, p.ID)
+			if err != nil {
+				return err
+			}
+			all[p.ID] = pol
+		}
+	}
+	if err := c.authz.Load(all); err != nil {
+		c.log.Error("policy not loaded; the previous policy stays in force", "err", err)
+	}
+	return nil
 }
 
 func (c *catalog) get(projectID, typ, schema string) *source {

@@ -51,15 +51,20 @@ func (c *Config) defaults() {
 
 // Engine executes plans for principals.
 type Engine struct {
-	cfg Config
-	cat *catalog
-	log *slog.Logger
+	cfg   Config
+	cat   *catalog
+	authz *permissions.Authorizer
+	log   *slog.Logger
 }
 
 // New builds an engine over a store and loads the catalog once.
 func New(ctx context.Context, st *store.Store, cfg Config) (*Engine, error) {
 	cfg.defaults()
-	e := &Engine{cfg: cfg, log: cfg.Logger, cat: newCatalog(st, cfg, cfg.Logger)}
+	authz, err := permissions.NewAuthorizer()
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, log: cfg.Logger, authz: authz, cat: newCatalog(st, cfg, cfg.Logger, authz)}
 	if err := e.cat.sync(ctx); err != nil {
 		return nil, err
 	}
@@ -122,21 +127,15 @@ func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Pla
 	if plan.Org != p.Org || plan.Project != p.Project {
 		return nil, fault.New(fault.Invalid, "org/project %q/%q in the path do not match the token's %q/%q", plan.Org, plan.Project, p.Org, p.Project)
 	}
-	s := e.cat.get(p.ProjectID, plan.Type, plan.Schema)
-	if s == nil {
-		return nil, errNoTable
-	}
-	src, tbl, err := s.table(ctx, plan.Table, e.cfg.RefreshInterval, e.cfg.MissRefresh)
+	g, err := e.authorize(ctx, p, plan, object)
 	if err != nil {
 		return nil, err
 	}
-
-	// Gate 1: lock mask. Gates 2 and 3 plug in here.
-	if err := permissions.CheckMask(p.KeyType, e.cat.projectLocks(p.ProjectID), object, plan.Action, p.Roles); err != nil {
+	src, tbl := g.src, g.view
+	if err := validate(plan, tbl); err != nil {
 		return nil, err
 	}
-
-	if err := validate(plan, tbl); err != nil {
+	if err := g.applyScope(plan); err != nil {
 		return nil, err
 	}
 
@@ -159,7 +158,15 @@ func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Pla
 			return nil, err
 		}
 		e.audit(p, plan, object, wr.RowsAffected, nil, start)
-		return &Result{Action: plan.Action, Columns: wr.Columns, RowsAffected: wr.RowsAffected, Returned: wr.Returned}, nil
+		res := &Result{Action: plan.Action, RowsAffected: wr.RowsAffected}
+		if plan.Action == query.Insert && wr.Returned != nil {
+			// Return only what the caller may read.
+			rd, err := e.authz.Decide(p.ProjectID, p.Roles, object, query.Read)
+			if err == nil && rd.Allowed {
+				res.Columns, res.Returned = project(wr.Columns, wr.Returned, rd.Columns)
+			}
+		}
+		return res, nil
 	}
 }
 
@@ -186,7 +193,8 @@ type TableInfo struct {
 	Columns            []dialects.Column
 }
 
-// Tables lists the tables of a project's database the principal may see.
+// Tables lists the tables of a project's database the principal may see,
+// each with the columns its first allowed action (read first) grants.
 func (e *Engine) Tables(ctx context.Context, p *auth.Principal, typ, schema string) ([]TableInfo, error) {
 	s := e.cat.get(p.ProjectID, typ, schema)
 	if s == nil {
@@ -198,7 +206,26 @@ func (e *Engine) Tables(ctx context.Context, p *auth.Principal, typ, schema stri
 	}
 	out := make([]TableInfo, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, TableInfo{Type: typ, Schema: schema, Name: t.Name, Columns: t.Columns})
+		object := permissions.Object(typ, schema, t.Name)
+		var cols []dialects.Column
+		visible := false
+		for _, act := range []query.Action{query.Read, query.Insert, query.Update, query.Delete} {
+			d, err := e.authz.Decide(p.ProjectID, p.Roles, object, act)
+			if err != nil {
+				return nil, err
+			}
+			if d.Hidden {
+				break
+			}
+			if d.Allowed {
+				visible, cols = true, restrict(t, d.Columns).Columns
+				break
+			}
+		}
+		if !visible {
+			continue // hidden tables are absent from listings
+		}
+		out = append(out, TableInfo{Type: typ, Schema: schema, Name: t.Name, Columns: cols})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

@@ -80,3 +80,9 @@ func CheckMask(keyType query.Mask, locks []Lock, object string, action query.Act
 	}
 	return nil
 }
+
+// LockedRefusal is the 403 of gate 1 when an operator's lock, not the
+// token, forbids the action.
+func LockedRefusal(a query.Action, roles []string) *fault.Error {
+	return fault.New(fault.Forbidden, "this table is locked for %s, got [%s]", a, strings.Join(roles, ", "))
+}

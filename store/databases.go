@@ -34,8 +34,9 @@ type Lock struct {
 	ID string
 	// ProjectID is the owning project.
 	ProjectID string
-	// Pattern is "type/schema/table", each segment a path.Match glob;
-	// unique within the project.
+	// Pattern is "type[/schema[/table]]", one to three segments, each a
+	// path.Match glob ("pg", "pg/public", "pg/*/audit_*"); unique within
+	// the project.
 	Pattern string
 	// Mask is the 4-character CRUD mask allowed ("-r--" freezes writes).
 	Mask string
@@ -154,7 +155,7 @@ func scanLock(row interface{ Scan(...any) error }) (Lock, error) {
 // pattern or mask is fault.Invalid; an unknown project fault.NotFound; a
 // pattern already locked in the project fault.Conflict.
 func (s *Store) AddLock(ctx context.Context, l Lock) (Lock, error) {
-	if err := checkPattern(l.Pattern); err != nil {
+	if err := checkPattern("lock pattern", l.Pattern); err != nil {
 		return Lock{}, err
 	}
 	if err := checkMask("lock mask", l.Mask); err != nil {

@@ -854,7 +854,8 @@ func TestLocks(t *testing.T) {
 	}{
 		{"duplicate", Lock{ProjectID: p.ID, Pattern: "pg/public/*", Mask: "crud"}, fault.Conflict},
 		{"unknown project", Lock{ProjectID: "nope", Pattern: "pg/x/*", Mask: "-r--"}, fault.NotFound},
-		{"two segments", Lock{ProjectID: p.ID, Pattern: "pg/public", Mask: "-r--"}, fault.Invalid},
+		{"empty pattern", Lock{ProjectID: p.ID, Pattern: "", Mask: "-r--"}, fault.Invalid},
+		{"trailing slash", Lock{ProjectID: p.ID, Pattern: "pg/", Mask: "-r--"}, fault.Invalid},
 		{"four segments", Lock{ProjectID: p.ID, Pattern: "pg/a/b/c", Mask: "-r--"}, fault.Invalid},
 		{"empty segment", Lock{ProjectID: p.ID, Pattern: "pg//t", Mask: "-r--"}, fault.Invalid},
 		{"bad glob", Lock{ProjectID: p.ID, Pattern: "pg/public/[", Mask: "-r--"}, fault.Invalid},

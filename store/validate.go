@@ -114,24 +114,26 @@ func checkSchema(s string) error {
 	return nil
 }
 
-// checkPattern accepts a lock pattern "type/schema/table" of three
-// non-empty segments, each a path.Match glob (e.g. "pg/*/*",
-// "pg/public/order*").
-func checkPattern(p string) error {
-	if err := checkName("lock pattern", p); err != nil {
+// checkPattern accepts an object pattern of one to three non-empty
+// '/'-separated segments, type[/schema[/table]], each a path.Match glob
+// ("pg", "pg/public", "pg/*/*", "pg/public/order*"). A shorter pattern
+// covers everything below it: "pg" is every table of type pg. what names
+// the pattern in the message ("lock pattern", "rule object", …).
+func checkPattern(what, p string) error {
+	if err := checkName(what, p); err != nil {
 		return err
 	}
 	parts := strings.Split(p, "/")
-	if len(parts) != 3 {
-		return fault.New(fault.Invalid, "lock pattern %q must have the form type/schema/table", p)
+	if len(parts) > 3 {
+		return fault.New(fault.Invalid, "%s %q must have the form type[/schema[/table]] (at most three segments)", what, p)
 	}
 	for _, part := range parts {
 		if part == "" {
-			return fault.New(fault.Invalid, "lock pattern %q has an empty segment", p)
+			return fault.New(fault.Invalid, "%s %q has an empty segment", what, p)
 		}
-	}
-	if _, err := path.Match(p, ""); err != nil {
-		return fault.Wrap(fault.Invalid, err, "lock pattern %q is not a valid glob", p)
+		if _, err := path.Match(part, ""); err != nil {
+			return fault.Wrap(fault.Invalid, err, "%s %q is not a valid glob", what, p)
+		}
 	}
 	return nil
 }

@@ -64,7 +64,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	go eng.Run(ctx)
 
 	srv := &http.Server{
-		Handler:           api.New(eng, ver, api.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, Logger: log}),
+		Handler:           api.New(api.Deps{Engine: eng, Verifier: ver, Store: st, SigningKey: key}, api.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, Logger: log}),
 		ReadHeaderTimeout: *headerTimeout,
 		MaxHeaderBytes:    *maxHeader,
 		IdleTimeout:       2 * time.Minute,
