@@ -211,6 +211,7 @@ type Verifier struct {
 	now    func() time.Time
 
 	mu    sync.Mutex
+	toks  map[string]cachedPrincipal
 	ids   map[string]cachedIdentity
 	revok map[string]cachedBool
 	projs map[string]cachedProject
@@ -222,15 +223,19 @@ type cachedIdentity struct {
 	at  time.Time
 }
 
+type cachedPrincipal struct {
+	p  *Principal
+	at time.Time
+}
+
 type cachedBool struct {
 	v  bool
 	at time.Time
 }
 
 type cachedProject struct {
-	orgID string
-	space string
-	at    time.Time
+	orgID, org, project, space string
+	at                         time.Time
 }
 
 // NewVerifier builds a Verifier.
@@ -247,6 +252,7 @@ func NewVerifier(st *store.Store, key []byte) *Verifier {
 			jwt.WithLeeway(5*time.Second),
 		),
 		now:   time.Now,
+		toks:  map[string]cachedPrincipal{},
 		ids:   map[string]cachedIdentity{},
 		revok: map[string]cachedBool{},
 		projs: map[string]cachedProject{},
@@ -254,11 +260,36 @@ func NewVerifier(st *store.Store, key []byte) *Verifier {
 }
 
 // Verify checks a raw token and returns its Principal. Every failure is a
-// fault of kind Unauthenticated with a message saying why.
+// fault of kind Unauthenticated with a message saying why. A verified
+// result is reused for up to a second, the same bound as the identity and
+// revocation caches, so changes reach live tokens within about two seconds.
+// The returned Principal is shared: callers must not modify it.
 func (v *Verifier) Verify(ctx context.Context, raw string) (*Principal, error) {
 	if len(raw) > MaxTokenBytes {
 		return nil, fault.New(fault.Unauthenticated, "access token is larger than %d bytes", MaxTokenBytes)
 	}
+	now := v.now()
+	v.mu.Lock()
+	hit, ok := v.toks[raw]
+	v.mu.Unlock()
+	if ok && now.Sub(hit.at) < cacheTTL && now.Before(hit.p.ExpiresAt) {
+		return hit.p, nil
+	}
+	p, err := v.verify(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	if len(v.toks) > 10000 {
+		v.toks = map[string]cachedPrincipal{}
+	}
+	v.toks[raw] = cachedPrincipal{p: p, at: now}
+	v.mu.Unlock()
+	return p, nil
+}
+
+// verify does the work of Verify without the one-second result cache.
+func (v *Verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	var c Claims
 	_, err := v.parser.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return v.key, nil })
 	if err != nil {
@@ -292,9 +323,12 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Principal, error) {
 	if err != nil {
 		return nil, err
 	}
-	orgID, space, err := v.project(ctx, id)
+	pc, err := v.project(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if c.Org != pc.org || c.Project != pc.project || c.Space != pc.space || c.Identity != id.Name {
+		return nil, fault.New(fault.Unauthenticated, "access token does not match its identity's org, project, space or name")
 	}
 	roles := make([]string, 0, len(c.Roles))
 	for _, r := range c.Roles {
@@ -305,8 +339,8 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Principal, error) {
 	slices.Sort(roles)
 	return &Principal{
 		IdentityID: id.ID, Identity: id.Name, Kind: id.Kind,
-		OrgID: orgID, Org: c.Org, ProjectID: id.ProjectID, Project: c.Project,
-		SpaceID: id.SpaceID, Space: space,
+		OrgID: pc.orgID, Org: pc.org, ProjectID: id.ProjectID, Project: pc.project,
+		SpaceID: id.SpaceID, Space: pc.space,
 		Roles: roles, KeyType: mask & held, Claims: id.Claims,
 		TokenID: c.ID, ExpiresAt: c.ExpiresAt.Time,
 	}, nil
@@ -372,29 +406,34 @@ func (v *Verifier) identity(ctx context.Context, id string) (store.Identity, err
 	return ident, err
 }
 
-// project resolves the org id and space name of an identity; both are
-// immutable, so they are cached for a minute.
-func (v *Verifier) project(ctx context.Context, id store.Identity) (orgID, space string, err error) {
+// project resolves the org and project of an identity and its space name;
+// they do not change, so they are cached for a minute.
+func (v *Verifier) project(ctx context.Context, id store.Identity) (cachedProject, error) {
 	now := v.now()
 	key := id.ProjectID + "/" + id.SpaceID
 	v.mu.Lock()
 	c, ok := v.projs[key]
 	v.mu.Unlock()
 	if ok && now.Sub(c.at) < time.Minute {
-		return c.orgID, c.space, nil
+		return c, nil
 	}
 	p, err := v.st.ProjectByID(ctx, id.ProjectID)
 	if err != nil {
-		return "", "", err
+		return c, err
+	}
+	o, err := v.st.OrgByID(ctx, p.OrgID)
+	if err != nil {
+		return c, err
 	}
 	s, err := v.st.SpaceByID(ctx, id.SpaceID)
 	if err != nil {
-		return "", "", err
+		return c, err
 	}
+	c = cachedProject{orgID: o.ID, org: o.Abbr, project: p.Abbr, space: s.Name, at: now}
 	v.mu.Lock()
-	v.projs[key] = cachedProject{orgID: p.OrgID, space: s.Name, at: now}
+	v.projs[key] = c
 	v.mu.Unlock()
-	return p.OrgID, s.Name, nil
+	return c, nil
 }
 
 // MintNarrower signs a token for the caller's own identity that holds no

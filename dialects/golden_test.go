@@ -13,6 +13,7 @@ import (
 	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/dialects/dialecttest"
 	"github.com/littlebitlabs/minimal/dialects/mi"
+	"github.com/littlebitlabs/minimal/dialects/ms"
 	"github.com/littlebitlabs/minimal/dialects/pg"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
@@ -25,6 +26,7 @@ var update = flag.Bool("update", false, "rewrite dialects/testdata/*.golden")
 // order. Add a dialect with one line.
 var goldenDialects = map[string]dialects.Dialect{
 	"mi": mi.Dialect{},
+	"ms": ms.Dialect{},
 	"pg": pg.Dialect{},
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	_ "github.com/littlebitlabs/minimal/dialects/mi" // mini-app tables
+	_ "github.com/littlebitlabs/minimal/dialects/ms" // Microsoft SQL Server
 	_ "github.com/littlebitlabs/minimal/dialects/pg" // PostgreSQL
 
 	"github.com/littlebitlabs/minimal/fault"
