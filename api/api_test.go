@@ -38,6 +38,7 @@ type gateway struct {
 	srv   *httptest.Server
 	admin string // admin token
 	proj  store.Project
+	eng   *engine.Engine
 }
 
 func newGateway(t *testing.T, cfg engine.Config) *gateway {
@@ -74,7 +75,7 @@ func newGateway(t *testing.T, cfg engine.Config) *gateway {
 	}
 	org, _ := st.Org(ctx, "demo")
 	proj, _ := st.Project(ctx, org.ID, "demo")
-	return &gateway{t: t, dir: dir, st: st, key: key, srv: srv, admin: strings.TrimSpace(string(tok)), proj: proj}
+	return &gateway{t: t, dir: dir, st: st, key: key, srv: srv, admin: strings.TrimSpace(string(tok)), proj: proj, eng: eng}
 }
 
 type reply struct {

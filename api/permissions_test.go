@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -19,6 +20,8 @@ import (
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/dialects/mi"
 	"github.com/littlebitlabs/minimal/engine"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/query"
 	"github.com/littlebitlabs/minimal/store"
 )
 
@@ -546,4 +549,55 @@ func mustDecode(t *testing.T, seg string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestExplain(t *testing.T) {
+	f := newPermFixture(t)
+	ctx := context.Background()
+	principal := func(name string) *auth.Principal {
+		id, err := f.st.Identity(ctx, f.proj.ID, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := auth.PrincipalFor(ctx, f.st, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	plan := func(action query.Action, q string) *query.Plan {
+		v, _ := url.ParseQuery(q)
+		p, err := query.FromParams(action, v, query.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Org, p.Project, p.Type, p.Schema, p.Table = "demo", "demo", "pg", f.schema, "employees"
+		return p
+	}
+	x := f.eng.Explain(ctx, principal("alice"), plan(query.Read, "ps=10&pg=0&oy=id.as"))
+	if x.Outcome != nil || x.Stmt == nil {
+		t.Fatalf("alice read: %+v", x)
+	}
+	if !strings.Contains(x.Stmt.SQL, `"department_id" = $`) || fmt.Sprint(x.Stmt.Args) != "[6 10 0]" || fmt.Sprint(x.Columns) != "[id full_name department_id]" {
+		t.Fatalf("alice read SQL: %s %v cols %v", x.Stmt.SQL, x.Stmt.Args, x.Columns)
+	}
+	x = f.eng.Explain(ctx, principal("alice"), plan(query.Delete, "id=eq.1"))
+	if fault.KindOf(x.Outcome) != fault.Forbidden || x.Gates[len(x.Gates)-1].Name != "2 template" {
+		t.Fatalf("alice delete: %+v", x)
+	}
+	p := plan(query.Delete, "id=eq.1")
+	p.Table = "audit_log"
+	x = f.eng.Explain(ctx, principal("admin"), p)
+	if fault.KindOf(x.Outcome) != fault.Forbidden || x.Gates[len(x.Gates)-1].Name != "1 lock mask" {
+		t.Fatalf("admin delete audit_log: %+v", x)
+	}
+	// Explaining writes nothing.
+	before := len(f.do("GET", f.path("employees")+"?ps=100&pg=0", f.admin, nil).data(t))
+	x = f.eng.Explain(ctx, principal("bob"), plan(query.Delete, "all=true"))
+	if x.Outcome != nil || !strings.HasPrefix(x.Stmt.SQL, "DELETE") {
+		t.Fatalf("bob delete: %+v", x)
+	}
+	if after := len(f.do("GET", f.path("employees")+"?ps=100&pg=0", f.admin, nil).data(t)); after != before {
+		t.Fatal("explain wrote")
+	}
 }

@@ -484,3 +484,26 @@ func MintNarrower(ctx context.Context, st *store.Store, key []byte, p *Principal
 	}
 	return tok, c, nil
 }
+
+// PrincipalFor builds the Principal an identity would have with a token
+// holding everything it holds. Operators' tools (policy explain) use it;
+// requests always go through Verify.
+func PrincipalFor(ctx context.Context, st *store.Store, id store.Identity) (*Principal, error) {
+	kt, err := query.ParseMask(id.KeyType)
+	if err != nil {
+		return nil, err
+	}
+	v := NewVerifier(st, nil)
+	pc, err := v.project(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	roles := slices.Clone(id.Roles)
+	slices.Sort(roles)
+	return &Principal{
+		IdentityID: id.ID, Identity: id.Name, Kind: id.Kind,
+		OrgID: pc.orgID, Org: pc.org, ProjectID: id.ProjectID, Project: pc.project,
+		SpaceID: id.SpaceID, Space: pc.space, Roles: roles, KeyType: kt, Claims: id.Claims,
+		ExpiresAt: time.Now().Add(DefaultTTL),
+	}, nil
+}

@@ -127,7 +127,7 @@ func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Pla
 	if plan.Org != p.Org || plan.Project != p.Project {
 		return nil, fault.New(fault.Invalid, "org/project %q/%q in the path do not match the token's %q/%q", plan.Org, plan.Project, p.Org, p.Project)
 	}
-	g, err := e.authorize(ctx, p, plan, object)
+	g, err := e.authorize(ctx, p, plan, object, nil)
 	if err != nil {
 		return nil, err
 	}

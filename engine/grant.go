@@ -6,6 +6,7 @@ import (
 
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/permissions"
 	"github.com/littlebitlabs/minimal/query"
 )
@@ -24,33 +25,48 @@ type grant struct {
 // authorize resolves the table and runs the three gates in order: lock mask,
 // permission template, row scope. A table the caller holds no action on
 // answers exactly like a table that does not exist.
-func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.Plan, object string) (*grant, error) {
+//
+// tr, when not nil, records each gate's decision for `policy explain`.
+func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.Plan, object string, tr *Explanation) (*grant, error) {
 	d, err := e.authz.Decide(p.ProjectID, p.Roles, object, plan.Action)
 	if err != nil {
 		return nil, err
 	}
 	if d.Hidden {
+		tr.gate("visibility", "hidden", "no role holds any action on %s: answers 404 like a missing table", object)
 		return nil, errNoTable
 	}
 	s := e.cat.get(p.ProjectID, plan.Type, plan.Schema)
 	if s == nil {
+		tr.gate("catalog", "not found", "no database %s/%s is registered", plan.Type, plan.Schema)
 		return nil, errNoTable
 	}
 	src, tbl, err := s.table(ctx, plan.Table, e.cfg.RefreshInterval, e.cfg.MissRefresh)
 	if err != nil {
+		tr.gate("catalog", "not found", "%s", fault.As(err).Message)
 		return nil, err
 	}
 
 	// Gate 1: lock mask — the token's key_type AND every matching lock.
+	eff := permissions.EffectiveMask(p.KeyType, e.authz.Locks(p.ProjectID), object)
 	if !p.KeyType.Allows(plan.Action) {
+		tr.gate("1 lock mask", "refuse", "key_type %s does not allow %s", p.KeyType, plan.Action)
 		return nil, permissions.Refusal(p.Roles)
 	}
-	if !permissions.EffectiveMask(p.KeyType, e.authz.Locks(p.ProjectID), object).Allows(plan.Action) {
+	if !eff.Allows(plan.Action) {
+		tr.gate("1 lock mask", "refuse", "key_type %s AND locks = %s: %s is locked", p.KeyType, eff, plan.Action)
 		return nil, permissions.LockedRefusal(plan.Action, p.Roles)
 	}
+	tr.gate("1 lock mask", "pass", "key_type %s AND locks = %s", p.KeyType, eff)
 	// Gate 2: permission template.
 	if !d.Allowed {
+		tr.gate("2 template", "refuse", "no allow rule for %s on %s for roles %v, or a deny rule matched", plan.Action, object, p.Roles)
 		return nil, permissions.Refusal(p.Roles)
+	}
+	if d.Columns == nil {
+		tr.gate("2 template", "pass", "roles %v may %s every column", p.Roles, plan.Action)
+	} else {
+		tr.gate("2 template", "pass", "roles %v may %s columns %v", p.Roles, plan.Action, d.Columns)
 	}
 	g := &grant{src: src, table: tbl, view: restrict(tbl, d.Columns), roles: p.Roles}
 	// Gate 3: row scope, instantiated for this caller.
@@ -62,6 +78,7 @@ func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.P
 			for _, f := range group {
 				x, err := f.Instantiate(vars)
 				if err != nil {
+					tr.gate("3 row scope", "refuse", "%s", fault.As(err).Message)
 					return nil, permissions.Refusal(p.Roles)
 				}
 				and = append(and, x)
@@ -73,9 +90,13 @@ func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.P
 		// lacks refuses the call (fail closed).
 		if err := query.Walk(or, func(c *query.Cond) error { return coerceCond(c, tbl) }); err != nil {
 			e.log.Warn("row scope does not fit the table; refusing", "object", object, "err", err)
+			tr.gate("3 row scope", "refuse", "scope does not fit the table: %s", fault.As(err).Message)
 			return nil, permissions.Refusal(p.Roles)
 		}
 		g.scope = or
+		tr.gate("3 row scope", "pass", "rows limited to %s", query.Format(or))
+	} else {
+		tr.gate("3 row scope", "pass", "unscoped")
 	}
 	return g, nil
 }
