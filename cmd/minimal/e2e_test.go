@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -198,7 +199,7 @@ func TestTokenMint(t *testing.T) {
 	org, _ := st.Org(ctx, "demo")
 	proj, _ := st.Project(ctx, org.ID, "demo")
 	space, _ := st.Space(ctx, proj.ID, "main")
-	if _, err := st.CreateIdentity(ctx, store.Identity{ProjectID: proj.ID, SpaceID: space.ID, Name: "reader", Kind: "service", Roles: []string{"analyst"}, KeyType: "-r--", Enabled: true}); err != nil {
+	if _, err := st.CreateIdentity(ctx, store.Identity{ProjectID: proj.ID, SpaceID: space.ID, Name: "reader", Kind: "service", Roles: []string{"admin", "analyst"}, KeyType: "-r--", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -215,8 +216,8 @@ func TestTokenMint(t *testing.T) {
 	refusals := [][]string{
 		{"--identity", "reader", "--key-type", "crud"},
 		{"--identity", "reader", "--key-type", "-ru-"},
-		{"--identity", "reader", "--roles", "admin"},
-		{"--identity", "reader", "--roles", "analyst,admin"},
+		{"--identity", "reader", "--roles", "superuser"},
+		{"--identity", "reader", "--roles", "analyst,superuser"},
 		{"--identity", "reader", "--ttl", "100000h"},
 		{"--identity", "nobody"},
 		{"--identity", "reader", "--key-type", "rw"},
@@ -230,9 +231,20 @@ func TestTokenMint(t *testing.T) {
 	if _, _, code := cli(t, "token", "mint", "--data-dir", dir); code != 2 {
 		t.Errorf("missing --identity: exit %d", code)
 	}
-	// Revocation through the CLI reaches the running server within seconds.
-	if _, errOut, code := cli(t, "token", "revoke", "--data-dir", dir, "--token", tok); code != 0 {
-		t.Fatalf("revoke: %s", errOut)
+	// Revocation through the CLI (by JTI) reaches the running server within seconds.
+	var claims struct {
+		JTI string `json:"jti"`
+	}
+	seg, _ := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[1])
+	if err := json.Unmarshal(seg, &claims); err != nil || claims.JTI == "" {
+		t.Fatalf("jti: %v", err)
+	}
+	if out, errOut, code := cli(t, "token", "revoke", "--data-dir", dir, claims.JTI); code != 0 || !strings.Contains(out, claims.JTI) {
+		t.Fatalf("revoke: %s %s", out, errOut)
+	}
+	other, _, _ := cli(t, "token", "mint", "--data-dir", dir, "--identity", "reader")
+	if _, errOut, code := cli(t, "token", "revoke", "--data-dir", dir, "--token", strings.TrimSpace(other)); code != 0 {
+		t.Fatalf("revoke --token: %s", errOut)
 	}
 	deadline := time.Now().Add(3 * time.Second)
 	for {

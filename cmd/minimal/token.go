@@ -81,6 +81,12 @@ func tokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() == 1 && *tok == "" && *file == "" {
+		return revokeJTI(ctx, *dataDir, fs.Arg(0), stdout)
+	}
+	if fs.NArg() > 0 {
+		return usagef("token revoke: give one JTI, or --token / --token-file")
+	}
 	raw := *tok
 	if *file != "" {
 		b, err := os.ReadFile(*file)
@@ -90,7 +96,7 @@ func tokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		raw = strings.TrimSpace(string(b))
 	}
 	if raw == "" {
-		return usagef("token revoke: give --token or --token-file")
+		return usagef("token revoke: give a JTI, --token or --token-file")
 	}
 	st, err := store.Open(ctx, *dataDir)
 	if err != nil {
@@ -109,6 +115,21 @@ func tokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	fmt.Fprintf(stdout, "revoked token %s of identity %s (was valid until %s)\n", p.TokenID, p.Identity, p.ExpiresAt.Format(time.RFC3339))
+	return nil
+}
+
+// revokeJTI revokes a token by its id. Its expiry is not known, so the
+// revocation is kept for the longest lifetime a token can have.
+func revokeJTI(ctx context.Context, dataDir, jti string, stdout io.Writer) error {
+	st, err := store.Open(ctx, dataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.RevokeToken(ctx, jti, time.Now().Add(auth.MaxTTL)); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "revoked token %s\n", jti)
 	return nil
 }
 
