@@ -7,6 +7,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	mrand "math/rand/v2"
+	"os"
 	"net/url"
 	"slices"
 	"sort"
@@ -52,7 +54,7 @@ func newPermFixture(t *testing.T) *permFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := fmt.Sprintf("permtest_%d", time.Now().UnixNano()%1e9)
+	schema := fmt.Sprintf("permtest_%d_%d", os.Getpid(), mrand.Uint32())
 	t.Cleanup(func() {
 		_, _ = conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
 		conn.Close(context.Background())

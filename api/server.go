@@ -1,14 +1,8 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"log/slog"
 	"net/http"
-	"sort"
-	"strconv"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -23,6 +17,12 @@ import (
 
 // AutoPrefix is the root of the Auto API.
 const AutoPrefix = "/minimal/api/rest/auto/v1"
+
+// Defaults of Config.
+const (
+	DefaultMaxBodyBytes = 10 << 20
+	DefaultMaxPageSize  = 10000
+)
 
 // Config bounds what a request may ask for.
 type Config struct {
@@ -57,10 +57,10 @@ type Deps struct {
 func New(d Deps, cfg Config) http.Handler {
 	eng, ver := d.Engine, d.Verifier
 	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = 10 << 20
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if cfg.MaxPageSize == 0 {
-		cfg.MaxPageSize = 10000
+		cfg.MaxPageSize = DefaultMaxPageSize
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -82,11 +82,12 @@ func New(d Deps, cfg Config) http.Handler {
 	r.Route(AutoPrefix+"/{org}/{project}/{type}/{schema}/{table}", func(r chi.Router) {
 		r.Use(s.authenticate)
 		r.Get("/", s.read)
-		r.Post("/", s.insert)
-		r.Put("/", s.update)
-		r.Delete("/", s.delete)
+		r.Post("/", s.write)
+		r.Put("/", s.write)
+		r.Delete("/", s.write)
 	})
 	r.With(s.authenticate).Post(TokensPath, s.mintToken)
+	r.With(s.authenticate).Get(AdminSessionsPath+"/{id}/journal", s.sessionJournal)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, fault.New(fault.NotFound, "no route for %s", r.URL.Path))
 	})
@@ -127,27 +128,13 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// planFor builds the request part of a plan from the path and query string.
-func (s *Server) planFor(r *http.Request, action query.Action) (*query.Plan, error) {
-	p, err := query.FromParams(action, r.URL.Query(), query.Limits{MaxPageSize: s.cfg.MaxPageSize})
-	if err != nil {
-		return nil, err
-	}
-	p.Org = chi.URLParam(r, "org")
-	p.Project = chi.URLParam(r, "project")
-	p.Type = chi.URLParam(r, "type")
-	p.Schema = chi.URLParam(r, "schema")
-	p.Table = chi.URLParam(r, "table")
-	return p, nil
-}
-
 func (s *Server) read(w http.ResponseWriter, r *http.Request) {
 	format, err := encode.ParseFormat(r.URL.Query().Get(query.ParamFormat))
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	plan, err := s.planFor(r, query.Read)
+	plan, err := PlanFromRequest(w, r, s.cfg)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -169,117 +156,9 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// decodeBody reads a JSON body with numbers kept exact. An empty body is
-// nil when allowEmpty, an error otherwise.
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, allowEmpty bool) (any, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, fault.New(fault.TooLarge, "request body is over the limit of %d bytes", s.cfg.MaxBodyBytes)
-		}
-		return nil, fault.Wrap(fault.Invalid, err, "could not read the request body")
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		if allowEmpty {
-			return nil, nil
-		}
-		return nil, fault.New(fault.Invalid, "request body is empty: send JSON")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fault.New(fault.Invalid, "request body is not valid JSON: %s", jsonProblem(err))
-	}
-	if dec.More() {
-		return nil, fault.New(fault.Invalid, "request body holds more than one JSON value")
-	}
-	return v, nil
-}
-
-func jsonProblem(err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return se.Error() + " at byte " + strconv.FormatInt(se.Offset, 10)
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return "unexpected end of input"
-	}
-	return "malformed input"
-}
-
-func (s *Server) insert(w http.ResponseWriter, r *http.Request) {
-	plan, err := s.planFor(r, query.Insert)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	body, err := s.decodeBody(w, r, false)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	switch b := body.(type) {
-	case map[string]any:
-		plan.Records = []map[string]any{b}
-	case []any:
-		if len(b) == 0 {
-			writeError(w, r, fault.New(fault.Invalid, "request body is an empty array: send at least one row"))
-			return
-		}
-		plan.Records = make([]map[string]any, len(b))
-		for i, row := range b {
-			m, ok := row.(map[string]any)
-			if !ok {
-				writeError(w, r, fault.New(fault.Invalid, "row %d of the request body is not a JSON object", i))
-				return
-			}
-			plan.Records[i] = m
-		}
-	default:
-		writeError(w, r, fault.New(fault.Invalid, "request body must be a JSON object or an array of objects"))
-		return
-	}
-	res, err := s.eng.Execute(r.Context(), auth.PrincipalFrom(r.Context()), plan)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	s.writeWrite(w, http.StatusCreated, res)
-}
-
-func (s *Server) update(w http.ResponseWriter, r *http.Request) {
-	plan, err := s.planFor(r, query.Update)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	body, err := s.decodeBody(w, r, true)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if body != nil {
-		m, ok := body.(map[string]any)
-		if !ok {
-			writeError(w, r, fault.New(fault.Invalid, "update body must be a JSON object of new values"))
-			return
-		}
-		for _, k := range sortedKeys(m) {
-			plan.Set = append(plan.Set, query.Assign{Column: k, Value: m[k]})
-		}
-	}
-	res, err := s.eng.Execute(r.Context(), auth.PrincipalFrom(r.Context()), plan)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	s.writeWrite(w, http.StatusOK, res)
-}
-
-func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
-	plan, err := s.planFor(r, query.Delete)
+// write handles POST, PUT and DELETE: build the plan, execute, answer.
+func (s *Server) write(w http.ResponseWriter, r *http.Request) {
+	plan, err := PlanFromRequest(w, r, s.cfg)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -289,7 +168,11 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	s.writeWrite(w, http.StatusOK, res)
+	status := http.StatusOK
+	if plan.Action == query.Insert {
+		status = http.StatusCreated
+	}
+	s.writeWrite(w, status, res)
 }
 
 // writeWrite answers a write: rows_affected and, for inserts, the rows.
@@ -320,13 +203,4 @@ func (s *Server) writeWrite(w http.ResponseWriter, status int, res *engine.Resul
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

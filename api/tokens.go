@@ -15,7 +15,7 @@ const TokensPath = "/minimal/api/auth/v1/tokens"
 // caller's own identity holding no more than the calling token.
 // Body (all optional): {"roles":[…], "key_type":"-r--", "ttl":"1h"}.
 func (s *Server) mintToken(w http.ResponseWriter, r *http.Request) {
-	body, err := s.decodeBody(w, r, true)
+	body, err := decodeBody(w, r, s.cfg.MaxBodyBytes, true)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -1,0 +1,138 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/query"
+)
+
+var actionOf = map[string]query.Action{
+	http.MethodGet: query.Read, http.MethodPost: query.Insert,
+	http.MethodPut: query.Update, http.MethodDelete: query.Delete,
+}
+
+// PlanFromRequest builds the plan an Auto API request describes: the
+// address from the path, reads, filters and paging from the query string,
+// rows or new values from the body. The REST handlers and
+// `minimal policy explain` share it, so both see a request the same way.
+// w may be nil (no connection to tell about an oversized body).
+func PlanFromRequest(w http.ResponseWriter, r *http.Request, cfg Config) (*query.Plan, error) {
+	action, ok := actionOf[r.Method]
+	if !ok {
+		return nil, fault.New(fault.Invalid, "method %s is not one of GET, POST, PUT, DELETE", r.Method)
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, AutoPrefix+"/")
+	segs := strings.Split(strings.TrimSuffix(rest, "/"), "/")
+	if !ok || len(segs) != 5 {
+		return nil, fault.New(fault.NotFound, "no route for %s", r.URL.Path)
+	}
+	maxPage := cfg.MaxPageSize
+	if maxPage == 0 {
+		maxPage = DefaultMaxPageSize
+	}
+	p, err := query.FromParams(action, r.URL.Query(), query.Limits{MaxPageSize: maxPage})
+	if err != nil {
+		return nil, err
+	}
+	p.Org, p.Project, p.Type, p.Schema, p.Table = segs[0], segs[1], segs[2], segs[3], segs[4]
+
+	switch action {
+	case query.Insert:
+		body, err := decodeBody(w, r, cfg.MaxBodyBytes, false)
+		if err != nil {
+			return nil, err
+		}
+		switch b := body.(type) {
+		case map[string]any:
+			p.Records = []map[string]any{b}
+		case []any:
+			if len(b) == 0 {
+				return nil, fault.New(fault.Invalid, "request body is an empty array: send at least one row")
+			}
+			p.Records = make([]map[string]any, len(b))
+			for i, row := range b {
+				m, ok := row.(map[string]any)
+				if !ok {
+					return nil, fault.New(fault.Invalid, "row %d of the request body is not a JSON object", i)
+				}
+				p.Records[i] = m
+			}
+		default:
+			return nil, fault.New(fault.Invalid, "request body must be a JSON object or an array of objects")
+		}
+	case query.Update:
+		body, err := decodeBody(w, r, cfg.MaxBodyBytes, true)
+		if err != nil {
+			return nil, err
+		}
+		if body != nil {
+			m, ok := body.(map[string]any)
+			if !ok {
+				return nil, fault.New(fault.Invalid, "update body must be a JSON object of new values")
+			}
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				p.Set = append(p.Set, query.Assign{Column: k, Value: m[k]})
+			}
+		}
+	}
+	return p, nil
+}
+
+// decodeBody reads a JSON body with numbers kept exact. An empty body is
+// nil when allowEmpty, an error otherwise.
+func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, allowEmpty bool) (any, error) {
+	if limit == 0 {
+		limit = DefaultMaxBodyBytes
+	}
+	if r.Body == nil {
+		r.Body = http.NoBody
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, fault.New(fault.TooLarge, "request body is over the limit of %d bytes", limit)
+		}
+		return nil, fault.Wrap(fault.Invalid, err, "could not read the request body")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		if allowEmpty {
+			return nil, nil
+		}
+		return nil, fault.New(fault.Invalid, "request body is empty: send JSON")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fault.New(fault.Invalid, "request body is not valid JSON: %s", jsonProblem(err))
+	}
+	if dec.More() {
+		return nil, fault.New(fault.Invalid, "request body holds more than one JSON value")
+	}
+	return v, nil
+}
+
+func jsonProblem(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return se.Error() + " at byte " + strconv.FormatInt(se.Offset, 10)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected end of input"
+	}
+	return "malformed input"
+}
