@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/dialects/ch"
 	"github.com/littlebitlabs/minimal/dialects/dialecttest"
+	"github.com/littlebitlabs/minimal/dialects/ma"
 	"github.com/littlebitlabs/minimal/dialects/mi"
 	"github.com/littlebitlabs/minimal/dialects/ms"
 	"github.com/littlebitlabs/minimal/dialects/pg"
@@ -25,6 +27,8 @@ var update = flag.Bool("update", false, "rewrite dialects/testdata/*.golden")
 // goldenDialects are rendered for every case, one section each, in sorted
 // order. Add a dialect with one line.
 var goldenDialects = map[string]dialects.Dialect{
+	"ch": ch.Dialect{},
+	"ma": ma.Dialect{},
 	"mi": mi.Dialect{},
 	"ms": ms.Dialect{},
 	"pg": pg.Dialect{},

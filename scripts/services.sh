@@ -221,16 +221,22 @@ ensure_mariadb() {
 			grep -q "ALL PRIVILEGES ON \`$TEST_DB\`\.\*"; then
 			grants_ok=0
 		fi
+		# Tests that need a database of their own create minimal_<something>.
+		if ! ma_admin -e "SHOW GRANTS FOR '$TEST_USER'@'$h'" 2>/dev/null |
+			grep -qE 'ALL PRIVILEGES ON `minimal(\\){1,2}_%`'; then
+			grants_ok=0
+		fi
 	done
 	if [[ -z $(ma_admin -e "SHOW DATABASES LIKE '$TEST_DB'") ]]; then
 		log "MariaDB: creating database $TEST_DB"
 		ma_admin -e "CREATE DATABASE \`$TEST_DB\`"
 	fi
 	if [[ $users != 3 || $grants_ok != 1 ]]; then
-		log "MariaDB: creating users $TEST_USER@{%,localhost,127.0.0.1} and granting ALL on $TEST_DB.*"
+		log "MariaDB: creating users $TEST_USER@{%,localhost,127.0.0.1} and granting ALL on $TEST_DB.* and minimal_%.*"
 		for h in % localhost 127.0.0.1; do
 			ma_admin -e "CREATE USER IF NOT EXISTS '$TEST_USER'@'$h' IDENTIFIED BY '$TEST_PASS';
-				GRANT ALL PRIVILEGES ON \`$TEST_DB\`.* TO '$TEST_USER'@'$h'"
+				GRANT ALL PRIVILEGES ON \`$TEST_DB\`.* TO '$TEST_USER'@'$h';
+				GRANT ALL PRIVILEGES ON \`minimal\_%\`.* TO '$TEST_USER'@'$h'"
 		done
 	fi
 	if ! ma_user_can_login; then

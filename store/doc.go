@@ -27,6 +27,15 @@
 // primary-key read, and reloads its caches when the value moves. Writes that
 // fail change nothing, the counter included.
 //
+// # Policy
+//
+// A project's permission templates (with ordered rules), role bindings,
+// row scopes and locks form its Policy. Policy reads it in one snapshot in
+// a deterministic order; ReplacePolicy swaps all of it in one transaction
+// and one change-counter bump, after checking it as a whole (CheckPolicy
+// runs the same checks without writing). Scope filters are stored as text;
+// their grammar is checked by package policy, which store does not import.
+//
 // # Secrets
 //
 // Database DSNs and sealed settings are encrypted with AES-256-GCM under a

@@ -501,3 +501,26 @@ func checkFilter(sc Scope) error {
 	}
 	return nil
 }
+
+// CheckPolicy applies the checks of ReplacePolicy to p without writing, so
+// a dry run finds what the real run would refuse.
+func CheckPolicy(p Policy) error {
+	_, err := normPolicy(p)
+	return err
+}
+
+// CheckName applies the store's rule for names (identities, roles,
+// templates, columns, spaces): non-empty, at most 128 bytes of UTF-8, no
+// control characters, no surrounding spaces. what names the value in the
+// fault.Invalid message.
+func CheckName(what, s string) error { return checkName(what, s) }
+
+// CheckPattern applies the store's rule for object and lock patterns: one
+// to three '/'-separated non-empty path.Match globs, type[/schema[/table]].
+// what names the value in the fault.Invalid message.
+func CheckPattern(what, p string) error { return checkPattern(what, p) }
+
+// CheckAbbr applies the store's rule for org and project abbreviations: a
+// lower-case letter, then lower-case letters, digits, '-' or '_', at most
+// 32 bytes. what names the value in the fault.Invalid message.
+func CheckAbbr(what, s string) error { return checkAbbr(what, s) }

@@ -58,15 +58,16 @@ func cli(t *testing.T, args ...string) (string, string, int) {
 }
 
 type server struct {
-	cmd  *exec.Cmd
-	addr string
-	logs *strings.Builder
-	done chan error
+	cmd     *exec.Cmd
+	addr    string
+	mcpAddr string
+	logs    *strings.Builder
+	done    chan error
 }
 
 func startServer(t *testing.T, dataDir string) *server {
 	t.Helper()
-	cmd := exec.Command(binary, "serve", "--data-dir", dataDir, "--rest-addr", "127.0.0.1:0", "--shutdown-grace", "5s")
+	cmd := exec.Command(binary, "serve", "--data-dir", dataDir, "--rest-addr", "127.0.0.1:0", "--mcp-addr", "127.0.0.1:0", "--shutdown-grace", "5s")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +76,7 @@ func startServer(t *testing.T, dataDir string) *server {
 		t.Fatal(err)
 	}
 	s := &server{cmd: cmd, logs: &strings.Builder{}, done: make(chan error, 1)}
-	addrc := make(chan string, 1)
+	addrc, mcpc := make(chan string, 1), make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
@@ -88,14 +89,22 @@ func startServer(t *testing.T, dataDir string) *server {
 			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving REST" {
 				addrc <- rec.Addr
 			}
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving MCP" {
+				mcpc <- rec.Addr
+			}
 		}
 		s.done <- cmd.Wait()
 	}()
-	select {
-	case s.addr = <-addrc:
-	case <-time.After(20 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("server did not start:\n%s", s.logs)
+	for _, c := range []struct {
+		ch  chan string
+		dst *string
+	}{{addrc, &s.addr}, {mcpc, &s.mcpAddr}} {
+		select {
+		case *c.dst = <-c.ch:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("server did not start:\n%s", s.logs)
+		}
 	}
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 
+	_ "github.com/littlebitlabs/minimal/dialects/ch" // ClickHouse
+	_ "github.com/littlebitlabs/minimal/dialects/ma" // MariaDB/MySQL
 	_ "github.com/littlebitlabs/minimal/dialects/mi" // mini-app tables
 	_ "github.com/littlebitlabs/minimal/dialects/ms" // Microsoft SQL Server
 	_ "github.com/littlebitlabs/minimal/dialects/pg" // PostgreSQL
@@ -23,10 +25,16 @@ var version = "dev"
 const usage = `minimal — data access gateway
 
 Usage:
-  minimal serve   [--data-dir DIR] [--rest-addr ADDR] [--mcp-addr ADDR] [limits…]
+  minimal serve   [--data-dir DIR] [--rest-addr ADDR] [--mcp-addr ADDR] [--session-idle 30m] [limits…]
+  minimal mcp     --stdio --token-file PATH
   minimal token   mint --identity NAME [--org O --project P] [--roles r1,r2] [--key-type -r--] [--ttl 24h]
-  minimal token   revoke --token TOKEN | --token-file PATH
+  minimal token   revoke JTI | --token TOKEN | --token-file PATH
   minimal db      add|list|remove|test …
+  minimal space   mcp --org O --project P --space S on|off
+  minimal session journal [--json] ID
+  minimal apply   -f policy.yaml [--dry-run]
+  minimal policy  show [--project ORG/PROJECT] [--format yaml|text]
+  minimal policy  explain --identity NAME --method GET --path /minimal/api/rest/auto/v1/… [--body JSON]
   minimal migrate [--data-dir DIR]
   minimal version
 
@@ -54,6 +62,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdDB(ctx, args[1:], stdout, stderr)
 	case "migrate":
 		err = cmdMigrate(ctx, args[1:], stdout, stderr)
+	case "mcp":
+		err = cmdMCP(ctx, args[1:], os.Stdin, stdout, stderr)
+	case "space":
+		err = cmdSpace(ctx, args[1:], stdout, stderr)
+	case "session":
+		err = cmdSession(ctx, args[1:], stdout, stderr)
+	case "apply":
+		err = cmdApply(ctx, args[1:], stdout, stderr)
+	case "policy":
+		err = cmdPolicy(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "minimal", version)
 	case "help", "-h", "--help":

@@ -14,6 +14,8 @@ import (
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/bootstrap"
 	"github.com/littlebitlabs/minimal/engine"
+	"github.com/littlebitlabs/minimal/mcp"
+	"github.com/littlebitlabs/minimal/sessions"
 	"github.com/littlebitlabs/minimal/store"
 )
 
@@ -21,7 +23,8 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	dataDir := dataDirFlag(fs)
 	restAddr := fs.String("rest-addr", "127.0.0.1:8080", "REST listen address")
-	mcpAddr := fs.String("mcp-addr", "127.0.0.1:8484", "MCP listen address (the MCP listener arrives in a later release)")
+	mcpAddr := fs.String("mcp-addr", "127.0.0.1:8484", "MCP listen address (POST "+mcp.Path+")")
+	sessionIdle := fs.Duration("session-idle", 30*time.Minute, "an AI session expires after this long without a call")
 	maxBody := fs.Int64("max-body-bytes", 10<<20, "largest request body accepted (413 above)")
 	maxPage := fs.Int64("max-page-size", 10000, "largest ps accepted (400 above)")
 	stmtTimeout := fs.Duration("statement-timeout", 30*time.Second, "bound on every database statement")
@@ -32,7 +35,6 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	_ = mcpAddr
 	log := newLogger(stderr)
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
@@ -69,13 +71,26 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		MaxHeaderBytes:    *maxHeader,
 		IdleTimeout:       2 * time.Minute,
 	}
+	mcpSrv := &http.Server{
+		Handler:           mcp.New(mcp.Deps{Engine: eng, Verifier: ver, Store: st, Sessions: sessions.New(st, *sessionIdle)}, mcp.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, Version: version, Logger: log}).Handler(),
+		ReadHeaderTimeout: *headerTimeout,
+		MaxHeaderBytes:    *maxHeader,
+		IdleTimeout:       2 * time.Minute,
+	}
 	ln, err := net.Listen("tcp", *restAddr)
 	if err != nil {
 		return err
 	}
+	mln, err := net.Listen("tcp", *mcpAddr)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	log.Info("serving REST", "addr", ln.Addr().String(), "data_dir", *dataDir)
-	errc := make(chan error, 1)
+	log.Info("serving MCP", "addr", mln.Addr().String(), "path", mcp.Path)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- mcpSrv.Serve(mln) }()
 	select {
 	case err := <-errc:
 		return err
@@ -84,8 +99,14 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	log.Info("shutting down: draining in-flight requests", "grace", shutdownGrace.String())
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	done := make(chan error, 2)
+	for _, hs := range []*http.Server{srv, mcpSrv} {
+		go func() { done <- hs.Shutdown(sctx) }()
+	}
+	for range 2 {
+		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
 	}
 	log.Info("stopped")
 	return nil

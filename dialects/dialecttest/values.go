@@ -71,8 +71,12 @@ func sameCell(k dialects.Kind, got, want any) string {
 		}
 	case dialects.KindTimestampTZ:
 		g, ok := got.(time.Time)
-		if !ok || !g.Equal(want.(time.Time)) {
-			return bad() + " as time.Time (compared as an instant)"
+		if !ok {
+			return bad() + " as time.Time"
+		}
+		if w := want.(time.Time); !g.Equal(w) {
+			return fmt.Sprintf("got %s, want %s (compared as instants, shown in UTC)",
+				g.UTC().Format(time.RFC3339Nano), w.UTC().Format(time.RFC3339Nano))
 		}
 	case dialects.KindJSON:
 		g, ok := got.(json.RawMessage)

@@ -53,6 +53,7 @@ const (
 	erInvalidJSONText             = 3140 // MySQL
 	erCheckViolation              = 3819 // MySQL
 	erConstraintFailed            = 4025 // MariaDB CHECK
+	erNetPacketTooLarge           = 1153 // max_allowed_packet
 
 	// Client-side numbers of the C client, for errors relayed by proxies.
 	crConnectionError = 2002
@@ -80,6 +81,8 @@ func mapErr(ctx context.Context, err error, closed bool) error {
 		return mapServerError(me, err)
 	}
 	switch {
+	case errors.Is(err, mysql.ErrPktTooLarge):
+		return fault.Wrap(fault.TooLarge, err, "a value or statement exceeds the server's max_allowed_packet")
 	case errors.Is(err, context.DeadlineExceeded):
 		return fault.Wrap(fault.Timeout, err, "database operation timed out")
 	case errors.Is(err, context.Canceled):
@@ -125,6 +128,8 @@ func mapServerError(me *mysql.MySQLError, err error) error {
 		// Constraint and data errors: the server's message names the
 		// column, key or value at fault.
 		return fault.Wrap(fault.Invalid, err, "%s", me.Message)
+	case erNetPacketTooLarge:
+		return fault.Wrap(fault.TooLarge, err, "a value or statement exceeds the server's max_allowed_packet")
 	case erStatementTimeout, erQueryTimeout, erQueryInterrupted:
 		return fault.Wrap(fault.Timeout, err, "database statement timed out")
 	case erLockWaitTimeout:

@@ -23,15 +23,17 @@ import (
 //	text, ntext, xml                         string
 //	uniqueidentifier                         string, canonical lower-case
 //	date                                     string "2006-01-02"
-//	datetime, datetime2, smalldatetime       string "2006-01-02T15:04:05.9999999" (no zone)
+//	datetime2, smalldatetime                 string "2006-01-02T15:04:05.9999999" (no zone)
+//	datetime                                 string "2006-01-02T15:04:05.999", rounded to the millisecond
 //	datetimeoffset                           time.Time in UTC
 //	time                                     string "15:04:05.9999999"
 //	binary, varbinary, image, rowversion     []byte
 //	geometry, geography, hierarchyid (CLR)   []byte, their binary serialization
 //	sql_variant                              by the type of the value it holds
 //
-// SQL Server has no JSON type: JSON lives in nvarchar columns and is a
-// string here. Its values never need the NaN/Infinity spellings: float
+// SQL Server before 2025 has no JSON type: JSON lives in nvarchar columns
+// and is a string here; 2025's json type is sent to this driver as
+// nvarchar(max) and is a string too. Its values never need the NaN/Infinity spellings: float
 // holds neither.
 
 // A decodeFunc turns one non-NULL value as the driver scanned it into a
@@ -50,6 +52,10 @@ func kindOf(typ string) dialects.Kind {
 	case "decimal", "numeric", "money", "smallmoney":
 		return dialects.KindDecimal
 	case "char", "varchar", "text", "nchar", "nvarchar", "ntext", "xml", "sysname":
+		return dialects.KindString
+	case "json":
+		// SQL Server 2025's json type reaches clients that do not ask for
+		// it (go-mssqldb does not) as nvarchar(max): text both ways.
 		return dialects.KindString
 	case "uniqueidentifier":
 		return dialects.KindUUID
@@ -86,8 +92,10 @@ func decoderFor(typ string, guidConv bool) (dialects.Kind, decodeFunc) {
 		return dialects.KindUUID, decodeGUID
 	case "DATE":
 		return dialects.KindDate, decodeDate
-	case "DATETIME", "DATETIME2", "SMALLDATETIME":
+	case "DATETIME2", "SMALLDATETIME":
 		return dialects.KindTimestamp, decodeTimestamp
+	case "DATETIME":
+		return dialects.KindTimestamp, decodeDatetime
 	case "DATETIMEOFFSET":
 		return dialects.KindTimestampTZ, decodeTimestampTZ
 	case "TIME":
@@ -208,6 +216,17 @@ func decodeTimestamp(v any) (any, error) {
 		return nil, fmt.Errorf("ms: datetime scanned as %T", v)
 	}
 	return formatTimestamp(t), nil
+}
+
+// decodeDatetime shows a datetime as SQL Server does, to the millisecond:
+// it counts in 1/300 s, which the driver turns into nanoseconds
+// (.003 arrives as .0033333).
+func decodeDatetime(v any) (any, error) {
+	t, ok := v.(time.Time)
+	if !ok {
+		return nil, fmt.Errorf("ms: datetime scanned as %T", v)
+	}
+	return t.Round(time.Millisecond).Format("2006-01-02T15:04:05.999"), nil
 }
 
 func formatTimestamp(t time.Time) string {

@@ -88,6 +88,8 @@ const (
 	errNotNull            = 515
 	errConversion         = 245  // conversion failed, e.g. nvarchar → int
 	errConvertType        = 8114 // error converting data type
+	errConvertOverflow    = 248  // conversion of a string overflowed an int column
+	errConvertOverflow1   = 244  // … a tinyint/smallint column
 	errConvertDateTime    = 241  // conversion failed, string → date/time
 	errDateTimeRange      = 242  // date/time out of range
 	errConvertGUID        = 8169 // conversion failed, string → uniqueidentifier
@@ -101,10 +103,13 @@ const (
 	errOperandClash       = 206
 	errIncompatibleOp     = 402  // data types incompatible in an operator
 	errTextCompare        = 306  // text, ntext, image cannot be compared or sorted
+	errTextOrder          = 420  // text, ntext, image in ORDER BY
+	errXMLCompare         = 305  // xml cannot be compared or sorted
 	errCollateType        = 447  // COLLATE on a non-character type (LIKE on a number)
 	errFunctionArg        = 8116 // argument type invalid for a function (LOWER on ntext)
 	errExplicitConvert    = 529  // explicit conversion not allowed
 	errComputedColumn     = 271  // a value for a computed column
+	errIdentityDefault    = 339  // DEFAULT or NULL as an explicit identity value
 	errIdentityInsert     = 544  // a value for an identity column
 	errIdentityUpdate     = 8102 // updating an identity column
 	errRowversionUpdate   = 272
@@ -113,6 +118,7 @@ const (
 	errViewMultiBase      = 4405 // view modification affecting several base tables
 	errXMLParse           = 9400 // XML parsing: 9400–9499
 	errXMLParseLast       = 9499
+	errInvalidObject      = 208  // invalid object name: a table or view that is not there
 	errTriggerOutput      = 334  // OUTPUT without INTO on a table with triggers
 	errTooManyParams      = 8003 // more than 2100 parameters
 	errTooManyRows        = 10738
@@ -145,9 +151,10 @@ var unavailable = map[int32]bool{
 // values; their server message is shown.
 var invalid = map[int32]bool{
 	errConstraint: true, errNotNull: true, errConversion: true, errConvertType: true, errConvertDateTime: true,
+	errConvertOverflow: true, errConvertOverflow1: true,
 	errDateTimeRange: true, errConvertGUID: true, errOverflowConvert: true, errOverflowType: true,
 	errOverflowValue: true, errTruncated: true, errTruncatedColumn: true, errDivideByZero: true,
-	errComputedColumn: true, errIdentityInsert: true, errIdentityUpdate: true, errRowversionUpdate: true,
+	errComputedColumn: true, errIdentityDefault: true, errIdentityInsert: true, errIdentityUpdate: true, errRowversionUpdate: true,
 	errRowversionInsert: true, errViewDerived: true, errViewMultiBase: true, 296: true, 295: true, 298: true,
 	517: true, // adding a value to a date column caused an overflow
 }
@@ -155,7 +162,7 @@ var invalid = map[int32]bool{
 // typeMismatch are errors of an operator or function applied to a column
 // type that has none, e.g. LIKE on an integer or ordering by ntext.
 var typeMismatch = map[int32]bool{
-	errImplicitConvert: true, errOperandClash: true, errIncompatibleOp: true, errTextCompare: true,
+	errImplicitConvert: true, errOperandClash: true, errIncompatibleOp: true, errTextCompare: true, errTextOrder: true, errXMLCompare: true,
 	errCollateType: true, errFunctionArg: true, errExplicitConvert: true,
 }
 
@@ -189,6 +196,9 @@ func classify(e mssql.Error, err error) (error, bool) {
 		return fault.Wrap(fault.Invalid, err, "%s", e.Message), true
 	case typeMismatch[n]:
 		return fault.Wrap(fault.Invalid, err, "operator not supported for this column type"), true
+	case n == errInvalidObject:
+		// The catalog the engine holds is older than a DROP TABLE.
+		return fault.Wrap(fault.NotFound, err, "table not found"), true
 	case n == errTriggerOutput:
 		return fault.Wrap(fault.Unsupported, err, "inserting into a table with enabled triggers is not supported: SQL Server cannot return the inserted rows"), true
 	case n == errTooManyParams, n == errTooManyRows:

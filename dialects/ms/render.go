@@ -197,8 +197,8 @@ func (b *builder) read(p *query.Plan) {
 		// the rows in the database's order, as the plan asked.
 		b.str(" ORDER BY (SELECT NULL)")
 	}
-	// With a limit both clauses are always written, so every page of a query
-	// shares one cached plan.
+	// OFFSET is written even when it is 0, so every page of a query shares
+	// one cached plan.
 	b.str(" OFFSET ")
 	b.arg(p.Offset)
 	b.str(" ROWS")
@@ -218,45 +218,68 @@ func (b *builder) insert(p *query.Plan) {
 		b.fail(fault.New(fault.TooLarge, "insert has %d rows, SQL Server accepts at most %d in one statement", len(p.Rows), maxInsertRows))
 		return
 	}
-	b.str("INSERT INTO ")
-	b.table(p)
-	if len(p.Columns) == 0 {
-		if len(p.Rows) > 1 {
-			b.fail(fault.New(fault.Unsupported, "inserting several rows with no column values is not supported by SQL Server"))
+	for r, row := range p.Rows {
+		if len(row) != len(p.Columns) {
+			b.fail(fault.New(fault.Invalid, "insert row %d has %d values for %d columns", r, len(row), len(p.Columns)))
 			return
 		}
-		if len(p.Rows[0]) != 0 {
-			b.fail(fault.New(fault.Invalid, "insert row has %d values for 0 columns", len(p.Rows[0])))
+	}
+	for _, c := range p.Columns {
+		if err := checkIdent(c); err != nil {
+			b.fail(err) // also the columns explicitColumns leaves out
+			return
+		}
+	}
+	keep := explicitColumns(p)
+	b.str("INSERT INTO ")
+	b.table(p)
+	if len(keep) == 0 {
+		if len(p.Rows) > 1 {
+			b.fail(fault.New(fault.Unsupported, "inserting several rows with no column values is not supported by SQL Server"))
 			return
 		}
 		b.str(" OUTPUT INSERTED.* DEFAULT VALUES")
 		return
 	}
 	b.str(" (")
-	for i, c := range p.Columns {
+	for i, c := range keep {
 		if i > 0 {
 			b.str(", ")
 		}
-		b.ident(c)
+		b.ident(p.Columns[c])
 	}
 	b.str(") OUTPUT INSERTED.* VALUES ")
 	for r, row := range p.Rows {
-		if len(row) != len(p.Columns) {
-			b.fail(fault.New(fault.Invalid, "insert row %d has %d values for %d columns", r, len(row), len(p.Columns)))
-			return
-		}
 		if r > 0 {
 			b.str(", ")
 		}
 		b.str("(")
-		for i, v := range row {
+		for i, c := range keep {
 			if i > 0 {
 				b.str(", ")
 			}
-			b.value(v)
+			b.value(row[c])
 		}
 		b.str(")")
 	}
+}
+
+// explicitColumns returns the indexes of the insert's columns that have a
+// value other than DEFAULT in at least one row. A column that is DEFAULT in
+// every row is left out of the statement, which means the same: SQL Server
+// refuses DEFAULT for an IDENTITY column (error 339), and the engine sends
+// DEFAULT for a generated key the caller gave as null or left out.
+func explicitColumns(p *query.Plan) []int {
+	keep := make([]int, 0, len(p.Columns))
+	for c := range p.Columns {
+		for _, row := range p.Rows {
+			if _, def := row[c].(query.Default); !def {
+				keep = append(keep, c)
+				break
+			}
+		}
+	}
+	return keep
 }
 
 func (b *builder) update(p *query.Plan) {

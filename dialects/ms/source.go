@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/microsoft/go-mssqldb/msdsn"
 
 	"github.com/littlebitlabs/minimal/dialects"
@@ -54,7 +53,7 @@ func Open(ctx context.Context, cfg dialects.Config) (dialects.Source, error) {
 	if _, ok := mc.Parameters[msdsn.AppName]; !ok {
 		mc.AppName = appName
 	}
-	db := sql.OpenDB(mssql.NewConnectorConfig(mc))
+	db := sql.OpenDB(newConnector(mc))
 	if cfg.MaxConns > 0 {
 		db.SetMaxOpenConns(cfg.MaxConns)
 		db.SetMaxIdleConns(cfg.MaxConns)

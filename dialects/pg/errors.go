@@ -95,6 +95,10 @@ func mapPgError(pe *pgconn.PgError, err error) error {
 		// undefined_function: an operator applied to a column type that has
 		// none, e.g. LIKE on an integer.
 		return fault.Wrap(fault.Invalid, err, "operator not supported for this column type")
+	case code == "42P01", code == "3F000":
+		// undefined_table, invalid_schema_name: dropped after the engine's
+		// catalog was read. The caller gets the 404 a missing table gets.
+		return fault.Wrap(fault.NotFound, err, "table not found")
 	case code == "57014":
 		// query_canceled: statement_timeout or a cancel request.
 		return fault.Wrap(fault.Timeout, err, "database statement timed out")

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/littlebitlabs/minimal/api"
+	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/engine"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/store"
+)
+
+// policyExplain prints how a request by an identity would fare: each gate's
+// decision, the granted columns and the SQL that would run. Nothing is
+// executed on the database.
+func policyExplain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("policy explain", stderr)
+	dataDir := dataDirFlag(fs)
+	org := fs.String("org", "demo", "org of the identity")
+	project := fs.String("project", "demo", "project of the identity (or ORG/PROJECT)")
+	identity := fs.String("identity", "", "identity name (required)")
+	method := fs.String("method", "GET", "GET, POST, PUT or DELETE")
+	path := fs.String("path", "", "request path with its query string (required)")
+	body := fs.String("body", "", "JSON body of a POST or PUT")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *identity == "" || *path == "" {
+		return usagef("policy explain: --identity and --path are required")
+	}
+	o, p := *org, *project
+	if before, after, ok := strings.Cut(p, "/"); ok {
+		o, p = before, after
+	}
+	st, err := store.Open(ctx, *dataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	_, proj, err := resolveProject(ctx, st, o, p)
+	if err != nil {
+		return err
+	}
+	id, err := st.Identity(ctx, proj.ID, *identity)
+	if err != nil {
+		return err
+	}
+	principal, err := auth.PrincipalFor(ctx, st, id)
+	if err != nil {
+		return err
+	}
+	req := httptest.NewRequestWithContext(ctx, strings.ToUpper(*method), *path, strings.NewReader(*body))
+	plan, err := api.PlanFromRequest(nil, req, api.Config{})
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(ctx, st, engine.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	x := eng.Explain(ctx, principal, plan)
+
+	fmt.Fprintf(stdout, "identity %s  roles %v  key_type %s\n", principal.Identity, principal.Roles, principal.KeyType)
+	fmt.Fprintf(stdout, "request  %s %s  (%s on %s)\n\n", strings.ToUpper(*method), *path, plan.Action, x.Object)
+	for _, g := range x.Gates {
+		fmt.Fprintf(stdout, "  %-12s %-9s %s\n", g.Name, g.Decision, g.Detail)
+	}
+	if x.Columns != nil {
+		fmt.Fprintf(stdout, "\ncolumns  %s\n", strings.Join(x.Columns, ", "))
+	}
+	if x.Stmt != nil {
+		fmt.Fprintf(stdout, "sql      %s\nargs     %v\n", x.Stmt.SQL, x.Stmt.Args)
+	}
+	if x.Outcome != nil {
+		fe := fault.As(x.Outcome)
+		fmt.Fprintf(stdout, "\noutcome  %s %s\n", fe.WireCode(), fe.Message)
+	} else {
+		fmt.Fprintln(stdout, "\noutcome  allowed (not executed)")
+	}
+	return nil
+}

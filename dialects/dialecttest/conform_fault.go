@@ -1,0 +1,254 @@
+package dialecttest
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/query"
+)
+
+// Bounds of the failure tests. The statement timeout the suite sets is
+// slowTimeout; conf_slow takes at least 3 s, so an answer within
+// timeoutBound can only be the timeout's.
+const (
+	slowTimeout  = 500 * time.Millisecond
+	timeoutBound = 2500 * time.Millisecond
+	downBound    = 10 * time.Second // a call to a gone server must fail within this
+	recoverBound = 15 * time.Second // and work again within this once it is back
+)
+
+// checkKind reports (without stopping the test) unless err is a
+// *fault.Error of kind k.
+func checkKind(t *testing.T, what string, err error, k fault.Kind) bool {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error, want %s", what, k)
+		return false
+	}
+	if got := fault.KindOf(err); got != k {
+		t.Errorf("%s: error kind %s, want %s: %v", what, got, k, err)
+		return false
+	}
+	return true
+}
+
+// testMissingTable addresses a table that is not there, as a request does
+// when the engine's cached catalog is older than a DROP TABLE.
+func (s *suite) testMissingTable(t *testing.T) {
+	const missing = "conf_missing"
+	ctx, cancel := ctxT()
+	defer cancel()
+	checkKind(t, "Read", readErr(ctx, s.src, s.readPlan(missing, nil, "name")), fault.NotFound)
+	ins := s.writePlan(query.Insert, missing)
+	ins.Columns, ins.Rows = []string{"name"}, [][]any{{"x"}}
+	_, err := s.src.Write(ctx, ins)
+	checkKind(t, "insert", err, fault.NotFound)
+	up := s.writePlan(query.Update, missing)
+	up.Set, up.Where = []query.Assign{{Column: "name", Value: "y"}}, cond("name", query.Eq, "x")
+	_, err = s.src.Write(ctx, up)
+	checkKind(t, "update", err, fault.NotFound)
+	del := s.writePlan(query.Delete, missing)
+	del.Where = cond("name", query.Eq, "x")
+	_, err = s.src.Write(ctx, del)
+	checkKind(t, "delete", err, fault.NotFound)
+}
+
+func (s *suite) slowPlan() *query.Plan {
+	var cols []string
+	for _, c := range s.tables[TableSlow].Columns {
+		cols = append(cols, c.Name)
+	}
+	return s.readPlan(TableSlow, nil, cols...)
+}
+
+// testTimeout checks that a lapsed context and a statement timeout are
+// Timeout, quickly, and leave the source usable.
+func (s *suite) testTimeout(t *testing.T) {
+	items := s.readPlan(TableItems, nil, "name")
+	t.Run("expired context", func(t *testing.T) {
+		ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+		defer cancel()
+		checkKind(t, "Read", readErr(ctx, s.src, items), fault.Timeout)
+		_, err := s.src.Write(ctx, s.insertWrites([]string{"name"}, []any{"late"}))
+		checkKind(t, "Write", err, fault.Timeout)
+		if n := s.count(t, TableWrites, cond("name", query.Eq, "late")); n != 0 {
+			t.Errorf("a write refused for its expired context left %d rows", n)
+		}
+		readAll(t, s.src, items)
+	})
+	if s.h.Lacks.Timeout != "" {
+		s.notTested(t, "statement timeout and deadline on a slow statement", "Timeout", s.h.Lacks.Timeout)
+		return
+	}
+	slowly := func(t *testing.T, ctx context.Context, src dialects.Source) {
+		t.Helper()
+		start := time.Now()
+		err := readErr(ctx, src, s.slowPlan())
+		d := time.Since(start)
+		checkKind(t, "reading conf_slow", err, fault.Timeout)
+		if d > timeoutBound {
+			t.Errorf("the timeout took %v to answer, want less than %v", d.Round(time.Millisecond), timeoutBound)
+		}
+		readAll(t, src, items) // the pool is still good
+	}
+	t.Run("statement timeout", func(t *testing.T) {
+		cfg := s.h.Config
+		cfg.StatementTimeout = slowTimeout
+		src := s.open(t, cfg)
+		ctx, cancel := ctxT()
+		defer cancel()
+		slowly(t, ctx, src)
+	})
+	t.Run("context deadline", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), slowTimeout)
+		defer cancel()
+		slowly(t, ctx, s.src)
+	})
+}
+
+// failsDown checks that a call fails as Unavailable, within downBound.
+func failsDown(t *testing.T, what string, call func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*downBound)
+	defer cancel()
+	start := time.Now()
+	err := call(ctx)
+	if d := time.Since(start); d > downBound {
+		t.Errorf("%s took %v to fail, want less than %v", what, d.Round(time.Millisecond), downBound)
+	}
+	checkKind(t, what, err, fault.Unavailable)
+}
+
+// everyCallDown checks Ping, Tables, Read and Write of src against a server
+// that cannot be reached.
+func (s *suite) everyCallDown(t *testing.T, src dialects.Source, why string) {
+	t.Helper()
+	failsDown(t, "Ping "+why, src.Ping)
+	failsDown(t, "Tables "+why, func(ctx context.Context) error { _, err := src.Tables(ctx); return err })
+	failsDown(t, "Read "+why, func(ctx context.Context) error {
+		return readErr(ctx, src, s.readPlan(TableItems, nil, "name"))
+	})
+	failsDown(t, "Write "+why, func(ctx context.Context) error {
+		_, err := src.Write(ctx, s.insertWrites([]string{"name"}, []any{"outage"}))
+		return err
+	})
+}
+
+// testOutage routes a source through a proxy, cuts it in the middle of a
+// statement and between statements, and restores it: the cut calls are
+// Unavailable, and the same source works again once the server is back.
+func (s *suite) testOutage(t *testing.T) {
+	if s.h.Lacks.Outage != "" {
+		s.notTested(t, "the server going away and coming back", "Outage", s.h.Lacks.Outage)
+		return
+	}
+	px := StartProxy(t, s.h.Addr)
+	cfg := s.h.Config
+	cfg.DSN = s.h.ViaProxy(px.Addr())
+	cfg.MaxConns = 2
+	src := s.open(t, cfg)
+	itemsPlan := s.readPlan(TableItems, nil, "name")
+	if _, rows := readAll(t, src, itemsPlan); len(rows) != len(items) {
+		t.Fatalf("through the proxy: %d rows, want %d", len(rows), len(items))
+	}
+
+	if s.h.Lacks.Timeout == "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*downBound)
+		defer cancel()
+		errc := make(chan error, 1)
+		go func() { errc <- readErr(ctx, src, s.slowPlan()) }()
+		time.Sleep(300 * time.Millisecond) // the read is on the wire
+		start := time.Now()
+		px.Cut()
+		err := <-errc
+		if d := time.Since(start); d > downBound {
+			t.Errorf("a read cut mid-request took %v to fail", d.Round(time.Millisecond))
+		}
+		checkKind(t, "a read cut mid-request", err, fault.Unavailable)
+	} else {
+		px.Cut()
+		s.notTested(t, "a request cut mid-way (needs conf_slow)", "Timeout", s.h.Lacks.Timeout)
+	}
+	s.everyCallDown(t, src, "while the server is gone")
+
+	px.Restore()
+	deadline := time.Now().Add(recoverBound)
+	tries := 0
+	for {
+		tries++
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := readErr(ctx, src, itemsPlan)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the source did not recover within %v of the server's return: %v", recoverBound, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("the source answered again after %d attempt(s)", tries)
+	ctx, cancel := ctxT()
+	defer cancel()
+	if err := src.Ping(ctx); err != nil {
+		t.Errorf("Ping after recovery: %v", err)
+	}
+	if _, err := src.Tables(ctx); err != nil {
+		t.Errorf("Tables after recovery: %v", err)
+	}
+	if n := s.count(t, TableWrites, cond("name", query.Eq, "outage")); n != 0 {
+		t.Errorf("a write that failed during the outage left %d rows", n)
+	}
+}
+
+// testUnreachable opens a source on an address where nothing listens.
+func (s *suite) testUnreachable(t *testing.T) {
+	if s.h.Lacks.Outage != "" {
+		s.notTested(t, "an unreachable server", "Outage", s.h.Lacks.Outage)
+		return
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	cfg := s.h.Config
+	cfg.DSN = s.h.ViaProxy(addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*downBound)
+	defer cancel()
+	src, err := dialects.Open(ctx, s.h.Type, cfg)
+	if err != nil {
+		// A dialect may connect in Open; then Open is where it fails.
+		checkKind(t, "Open", err, fault.Unavailable)
+		return
+	}
+	defer src.Close()
+	s.everyCallDown(t, src, "of an unreachable server")
+}
+
+// testClosed checks that a closed source refuses work as Unavailable and
+// that Close may be called again.
+func (s *suite) testClosed(t *testing.T) {
+	src := s.open(t, s.h.Config)
+	items := s.readPlan(TableItems, nil, "name")
+	readAll(t, src, items)
+	if err := src.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	ctx, cancel := ctxT()
+	defer cancel()
+	checkKind(t, "Read after Close", readErr(ctx, src, items), fault.Unavailable)
+	checkKind(t, "Ping after Close", src.Ping(ctx), fault.Unavailable)
+	_, err := src.Tables(ctx)
+	checkKind(t, "Tables after Close", err, fault.Unavailable)
+	_, err = src.Write(ctx, s.insertWrites([]string{"name"}, []any{"closed"}))
+	checkKind(t, "Write after Close", err, fault.Unavailable)
+	if err := src.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}

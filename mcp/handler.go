@@ -1,0 +1,121 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/sessions"
+)
+
+// handler runs one tool call: the session check and the journal entry come
+// first (the arguments are recorded before anything else happens), then the
+// strict decoding of the arguments and the tool, then the outcome.
+func (s *Server) handler(t *tool, tools []*tool) mcpserver.ToolHandlerFunc {
+	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		p, err := s.principal(ctx)
+		if err != nil {
+			// Only over stdio: HTTP refused the request before JSON-RPC.
+			return nil, s.rpcError(t, err)
+		}
+		raw := rawArguments(req)
+		c := &call{p: p, tools: tools}
+		var journaled *sessions.Call
+		if t.session {
+			journaled, c.session, err = s.sess.Begin(ctx, owner(p), callerFrom(ctx).session, t.name, string(raw))
+			if err != nil {
+				return s.refusal(t, err)
+			}
+		}
+		a, err := s.run(ctx, t, c, raw)
+		if journaled != nil {
+			if ferr := journaled.Finish(ctx, err, a.rows); ferr != nil {
+				s.log.Error("mcp journal: outcome not recorded", "tool", t.name, "session", c.session.ID, "err", ferr)
+			}
+		}
+		if err != nil {
+			return s.refusal(t, err)
+		}
+		return result(a), nil
+	}
+}
+
+// run decodes the arguments and runs the tool; a panic is an internal
+// error, journaled like any other.
+func (s *Server) run(ctx context.Context, t *tool, c *call, raw []byte) (a answer, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("mcp tool panicked", "tool", t.name, "panic", v)
+			a, err = answer{}, fault.New(fault.Internal, "internal error")
+		}
+	}()
+	if c.args, err = decodeArgs(t.name, t.params, raw); err != nil {
+		return answer{}, err
+	}
+	return t.run(s, ctx, c)
+}
+
+// rawArguments returns the arguments as the agent sent them (compacted),
+// "{}" when there are none.
+func rawArguments(req mcpgo.CallToolRequest) []byte {
+	raw := []byte(req.Params.RawArguments)
+	if len(raw) == 0 && req.Params.Arguments != nil {
+		raw, _ = json.Marshal(req.Params.Arguments)
+	}
+	var buf bytes.Buffer
+	if len(bytes.TrimSpace(raw)) == 0 || json.Compact(&buf, raw) != nil {
+		return []byte("{}")
+	}
+	return buf.Bytes()
+}
+
+// result is a tool's answer: the JSON text in content[0].text and the same
+// value in structuredContent (an array wrapped in an object under a.key,
+// since structuredContent is an object).
+func result(a answer) *mcpgo.CallToolResult {
+	structured := json.RawMessage(a.text)
+	if a.key != "" {
+		structured = json.RawMessage(`{"` + a.key + `":` + string(a.text) + `}`)
+	}
+	return &mcpgo.CallToolResult{
+		Content:           []mcpgo.Content{mcpgo.TextContent{Type: mcpgo.ContentTypeText, Text: string(a.text)}},
+		StructuredContent: structured,
+	}
+}
+
+// refusal shapes an error of a tool. Everything the caller can fix —
+// validation, permission, not found, conflict, size, timeout, the session
+// rules — is a normal result with isError true and {"code","message"}. An
+// internal error or an unavailable database is a JSON-RPC error.
+func (s *Server) refusal(t *tool, err error) (*mcpgo.CallToolResult, error) {
+	fe := fault.As(err)
+	switch fe.Kind {
+	case fault.Internal, fault.Unavailable, fault.Unauthenticated:
+		return nil, s.rpcError(t, err)
+	}
+	body, _ := json.Marshal(struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}{fe.WireCode(), fe.Message})
+	return &mcpgo.CallToolResult{
+		Content:           []mcpgo.Content{mcpgo.TextContent{Type: mcpgo.ContentTypeText, Text: string(body)}},
+		StructuredContent: json.RawMessage(body),
+		IsError:           true,
+	}, nil
+}
+
+// rpcError is the error a handler returns for mcp-go to answer as JSON-RPC
+// error -32603: the caller-safe message only, the cause in the log.
+func (s *Server) rpcError(t *tool, err error) error {
+	fe := fault.As(err)
+	if fe.Kind == fault.Internal {
+		s.log.Error("mcp tool failed", "tool", t.name, "err", err)
+		return errors.New("internal error")
+	}
+	return errors.New(fe.Message)
+}

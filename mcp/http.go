@@ -1,0 +1,194 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/fault"
+)
+
+// Handler is the HTTP face: POST Path on the MCP listener. Before any
+// JSON-RPC is read it applies, in order: DNS-rebinding protection, the
+// method, the credential layer, the body limit and the handshake-era
+// version header; then mcp-go serves the JSON-RPC request.
+func (s *Server) Handler() http.Handler {
+	rpc := mcpserver.NewStreamableHTTPServer(s.build(false),
+		mcpserver.WithStateLess(true),
+		mcpserver.WithStreamableHTTPProtocolVersions(SupportedVersions...),
+		mcpserver.WithStreamableHTTPLogger(s.log),
+	)
+	mux := http.NewServeMux()
+	mux.Handle(Path, s.front(rpc))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeHTTPError(w, http.StatusNotFound, "NOT_FOUND", "no route for "+r.URL.Path+": the MCP endpoint is POST "+Path)
+	})
+	return mux
+}
+
+// statusOf maps the kinds the credential layer and the body limit produce
+// to HTTP statuses.
+var statusOf = map[fault.Kind]int{
+	fault.Unauthenticated: http.StatusUnauthorized,
+	fault.Forbidden:       http.StatusForbidden,
+	fault.TooLarge:        http.StatusRequestEntityTooLarge,
+	fault.Invalid:         http.StatusBadRequest,
+	fault.Unavailable:     http.StatusServiceUnavailable,
+	fault.Timeout:         http.StatusServiceUnavailable,
+}
+
+func (s *Server) front(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if msg := rebinding(r); msg != "" {
+			s.log.Warn("mcp request refused: DNS rebinding protection", "host", r.Host, "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
+			writeHTTPError(w, http.StatusForbidden, "FORBIDDEN", msg)
+			return
+		}
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeHTTPError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", r.Method+" is not served: send JSON-RPC requests with POST")
+			return
+		}
+		p, err := s.credential(r)
+		if err != nil {
+			s.refuseHTTP(w, r, err)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				err = fault.New(fault.TooLarge, "request body is over the limit of %d bytes", s.cfg.MaxBodyBytes)
+			} else {
+				err = fault.Wrap(fault.Invalid, err, "could not read the request body")
+			}
+			s.refuseHTTP(w, r, err)
+			return
+		}
+		if unsupportedHandshakeVersion(w, r.Header, body) {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		ctx := withCaller(r.Context(), &caller{p: p, session: r.Header.Get(SessionHeader)})
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// credential reads and admits the token of a request.
+func (s *Server) credential(r *http.Request) (*auth.Principal, error) {
+	raw, err := auth.FromRequest(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.admit(r.Context(), raw)
+}
+
+func (s *Server) refuseHTTP(w http.ResponseWriter, r *http.Request, err error) {
+	fe := fault.As(err)
+	status, ok := statusOf[fe.Kind]
+	msg := fe.Message
+	if !ok {
+		status, msg = http.StatusInternalServerError, "internal error"
+		s.log.Error("mcp credential layer failed", "err", err, "remote", r.RemoteAddr)
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="minimal"`)
+	}
+	writeHTTPError(w, status, fe.WireCode(), msg)
+}
+
+// writeHTTPError answers with the gateway's error envelope, as REST does.
+func writeHTTPError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}
+
+// rebinding protects a server bound to a loopback address from DNS
+// rebinding: a web page whose name resolves to 127.0.0.1 must not reach it
+// through a browser. On a loopback connection the Host header must name a
+// loopback host, and an Origin header, when sent, too. It returns why a
+// request is refused, or "".
+func rebinding(r *http.Request) string {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || !loopback(local.String()) {
+		return ""
+	}
+	if !loopback(r.Host) {
+		return "Host " + quoteHeader(r.Host) + " is not a loopback name: this server listens on a loopback address and refuses requests addressed to other names (DNS rebinding protection)"
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || u.Host == "" || !loopback(u.Host) {
+			return "Origin " + quoteHeader(o) + " is not a loopback origin: this server listens on a loopback address and refuses requests from other origins (DNS rebinding protection)"
+		}
+	}
+	return ""
+}
+
+// loopback reports whether a host or host:port names the loopback
+// interface: localhost (and its subdomains), 127.0.0.0/8 or ::1.
+func loopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+func quoteHeader(s string) string {
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// unsupportedHandshakeVersion answers 400 with JSON-RPC error -32022 (data:
+// supported and requested) when a request of the handshake era names, in
+// MCP-Protocol-Version, a version this server does not serve, and reports
+// whether it did. Requests of the stateless era (2026-07-28 and later, in
+// the header or in _meta) are checked by mcp-go, which answers the same
+// error, after the header and _meta agree.
+func unsupportedHandshakeVersion(w http.ResponseWriter, h http.Header, body []byte) bool {
+	v := h.Get(mcpgo.HeaderProtocolVersion)
+	if v == "" || mcpgo.IsModernProtocol(v) || slices.Contains(SupportedVersions, v) {
+		return false
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(body, &msg)
+	var metaVersion string
+	_ = json.Unmarshal(msg.Params.Meta[mcpgo.MetaKeyProtocolVersion], &metaVersion)
+	if mcpgo.IsModernProtocol(metaVersion) {
+		return false // a header mismatch: mcp-go answers -32020
+	}
+	resp := mcpgo.UnsupportedProtocolVersionError{Version: v, Supported: SupportedVersions}.JSONRPCError()
+	var id any
+	_ = json.Unmarshal(msg.ID, &id)
+	resp.ID = mcpgo.NewRequestId(id)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(resp)
+	return true
+}

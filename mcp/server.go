@@ -1,0 +1,192 @@
+package mcp
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/engine"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/sessions"
+	"github.com/littlebitlabs/minimal/store"
+)
+
+// Path is the MCP endpoint.
+const Path = "/minimal/mcp/rpc/v1"
+
+// SessionHeader carries the session_id of start_ai_session on every later
+// call.
+const SessionHeader = "X-Session-Id"
+
+// SupportedVersions are the protocol versions served, newest first, as
+// server/discover reports them. 2026-07-28 is stateless; the others use the
+// initialize handshake.
+var SupportedVersions = []string{
+	mcpgo.ProtocolVersion20260728,
+	mcpgo.ProtocolVersion20251125,
+	mcpgo.ProtocolVersion20250618,
+	mcpgo.ProtocolVersion20250326,
+}
+
+// Instructions are the server's instructions, sent by server/discover and
+// initialize for the agent's system prompt.
+const Instructions = `Minimal serves the tables of your organization's databases through one permission pipeline.
+1. Call start_ai_session {name, context} and send its session_id as the X-Session-Id header on every later call; only start_ai_session and help work without it.
+2. Find data with meta_list_databases, meta_list_tables {type, schema} and meta_describe_table {type, schema, table}.
+3. Read with auto_read_rows (always put an order in query.oy: without it the row order is the database's); write with auto_insert_rows, auto_update_rows and auto_delete_rows.
+Every call is journaled with its arguments before it runs: never put a secret in an argument.
+A result with isError true is a refusal: report its code and message (a permission refusal names your roles) and do not retry with other credentials.`
+
+// Deps are what the MCP face talks to.
+type Deps struct {
+	Engine   *engine.Engine
+	Verifier *auth.Verifier
+	Store    *store.Store
+	// Sessions keeps the AI sessions; its idle timeout is the sessions'.
+	Sessions *sessions.Manager
+}
+
+// Config bounds what a request may ask for.
+type Config struct {
+	// MaxBodyBytes caps a request body (default 10 MiB); over it → 413.
+	MaxBodyBytes int64
+	// MaxPageSize caps auto_read_rows' page_size (default 10000).
+	MaxPageSize int64
+	// Version is reported as the server's version.
+	Version string
+	// Logger receives refusals of the credential layer and internal errors.
+	Logger *slog.Logger
+}
+
+// Server is the MCP face.
+type Server struct {
+	eng  *engine.Engine
+	ver  *auth.Verifier
+	st   *store.Store
+	sess *sessions.Manager
+	cfg  Config
+	log  *slog.Logger
+}
+
+// New builds the MCP face.
+func New(d Deps, cfg Config) *Server {
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 10 << 20
+	}
+	if cfg.MaxPageSize == 0 {
+		cfg.MaxPageSize = 10000
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Server{eng: d.Engine, ver: d.Verifier, st: d.Store, sess: d.Sessions, cfg: cfg, log: cfg.Logger}
+}
+
+// build makes the mcp-go server with the tools of a transport: over stdio
+// the session is implicit, so start_ai_session and end_ai_session are not
+// offered.
+func (s *Server) build(stdio bool) *mcpserver.MCPServer {
+	var tools []*tool
+	for _, t := range catalog {
+		if !(stdio && t.sessionControl) {
+			tools = append(tools, t)
+		}
+	}
+	hooks := &mcpserver.Hooks{}
+	// The handshake answers with a version it serves: one it does not know
+	// of is answered with the newest handshake version.
+	hooks.AddBeforeInitialize(func(_ context.Context, _ any, req *mcpgo.InitializeRequest) {
+		if v := req.Params.ProtocolVersion; v != "" && !slices.Contains(SupportedVersions, v) {
+			req.Params.ProtocolVersion = mcpgo.LATEST_LEGACY_PROTOCOL_VERSION
+		}
+	})
+	// tools/list shows what the caller can use. Calls are not filtered: a
+	// tool the caller's key_type rules out is refused by the permission
+	// pipeline, with the same message as on REST.
+	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcpgo.ListToolsRequest, res *mcpgo.ListToolsResult) {
+		p, err := s.principal(ctx)
+		kept := make([]mcpgo.Tool, 0, len(res.Tools)) // never nil: "tools" must be an array
+		for _, def := range res.Tools {
+			if t := lookup(tools, def.Name); err == nil && t != nil && t.usableBy(p) {
+				kept = append(kept, def)
+			}
+		}
+		res.Tools = kept
+	})
+	srv := mcpserver.NewMCPServer("minimal", s.cfg.Version,
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithInstructions(Instructions),
+		mcpserver.WithHooks(hooks),
+	)
+	for _, t := range tools {
+		srv.AddTool(t.definition(), s.handler(t, tools))
+	}
+	return srv
+}
+
+// caller is who a request comes from, put in the request context by the
+// transport: over HTTP the principal the credential layer verified, over
+// stdio the token to verify again on every call; and the session.
+type caller struct {
+	p       *auth.Principal
+	token   string
+	session string
+}
+
+type callerKey struct{}
+
+func withCaller(ctx context.Context, c *caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+func callerFrom(ctx context.Context) *caller {
+	c, _ := ctx.Value(callerKey{}).(*caller)
+	if c == nil {
+		return &caller{}
+	}
+	return c
+}
+
+// principal returns the caller's principal. Over stdio the token is checked
+// again, so a revoked token or MCP switched off stops a running process.
+func (s *Server) principal(ctx context.Context) (*auth.Principal, error) {
+	c := callerFrom(ctx)
+	if c.p != nil {
+		return c.p, nil
+	}
+	if c.token == "" {
+		return nil, fault.New(fault.Unauthenticated, "missing access token")
+	}
+	return s.admit(ctx, c.token)
+}
+
+// admit is the credential layer: a valid token of an identity of kind mcp
+// whose space has MCP switched on.
+func (s *Server) admit(ctx context.Context, raw string) (*auth.Principal, error) {
+	p, err := s.ver.Verify(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	if p.Kind != store.KindMCP {
+		return nil, fault.New(fault.Forbidden, "identity %q is of kind %s: the MCP endpoint serves identities of kind mcp only", p.Identity, p.Kind)
+	}
+	sp, err := s.st.SpaceByID(ctx, p.SpaceID)
+	if err != nil {
+		return nil, err
+	}
+	if !sp.MCPEnabled {
+		return nil, fault.New(fault.Forbidden, "MCP is switched off for space %q of project %q", sp.Name, p.Project)
+	}
+	return p, nil
+}
+
+func owner(p *auth.Principal) sessions.Owner {
+	return sessions.Owner{ProjectID: p.ProjectID, IdentityID: p.IdentityID}
+}

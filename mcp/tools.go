@@ -1,0 +1,339 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sort"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/query"
+	"github.com/littlebitlabs/minimal/store"
+)
+
+// tool is one entry of the catalog.
+type tool struct {
+	name string
+	desc string
+	// params are the whole input: schema and strict decoding come from them.
+	params []param
+	// action is what the caller's key_type must allow for the tool to be
+	// listed (0: listed for every caller).
+	action query.Action
+	// session: the call needs a live session and is journaled.
+	session bool
+	// sessionControl marks start_ai_session and end_ai_session, which a
+	// stdio process, whose session is implicit, does not offer.
+	sessionControl bool
+	readOnly       bool
+	destructive    bool
+	// example arguments, shown by help and in docs/mcp.md.
+	example string
+	run     func(s *Server, ctx context.Context, c *call) (answer, error)
+}
+
+// call is what a tool runs with.
+type call struct {
+	p       *auth.Principal
+	args    args
+	session store.Session
+	// tools are the tools of the transport (for help).
+	tools []*tool
+}
+
+// answer is a tool's result: JSON text, and for an array the key that
+// wraps it in structuredContent (which must be an object).
+type answer struct {
+	text []byte
+	key  string
+	rows int64
+}
+
+func (t *tool) usableBy(p *auth.Principal) bool {
+	return t.action == 0 || p.KeyType.Allows(t.action)
+}
+
+func (t *tool) definition() mcpgo.Tool {
+	def := mcpgo.NewToolWithRawSchema(t.name, t.desc, schema(t.params))
+	def.Annotations = mcpgo.ToolAnnotation{
+		ReadOnlyHint:    mcpgo.ToBoolPtr(t.readOnly),
+		DestructiveHint: mcpgo.ToBoolPtr(t.destructive),
+		OpenWorldHint:   mcpgo.ToBoolPtr(false),
+	}
+	return def
+}
+
+func lookup(tools []*tool, name string) *tool {
+	for _, t := range tools {
+		if t.name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// The arguments several tools share.
+var (
+	pType   = param{name: "type", kind: kString, required: true, desc: "Database type: pg, ms, ma, ch or mi (see meta_list_databases)."}
+	pSchema = param{name: "schema", kind: kString, required: true, desc: "Schema of the database (see meta_list_databases)."}
+	pTable  = param{name: "table", kind: kString, required: true, desc: "Table name (see meta_list_tables)."}
+	pFilter = param{name: "query", kind: kQuery, desc: `Filters selecting the rows, as REST parameters: {"column": "op.value"}, e.g. {"id": "eq.5"}. Operators: eq ne gt ge lt le like ilike in nin bw is.`}
+	pAll    = param{name: "all", kind: kBoolean, desc: "true to act on every row; required when query has no filter."}
+)
+
+// catalog is every tool, in the order help lists them (tools/list sorts
+// by name).
+var catalog = []*tool{
+	{
+		name: "start_ai_session", sessionControl: true,
+		desc: "Start an AI session. Returns session_id, to send as the X-Session-Id header on every later call, and expires_at; the session expires after a while without calls.",
+		params: []param{
+			{name: "name", kind: kString, required: true, desc: `Short name of the work, e.g. "weekly sales report".`},
+			{name: "context", kind: kString, required: true, desc: "What the session is for, in a sentence or two."},
+		},
+		example: `{"name": "notes triage", "context": "Summarise this week's notes for the team"}`,
+		run:     (*Server).startSession,
+	},
+	{
+		name: "end_ai_session", session: true, sessionControl: true,
+		desc:    "End the session named by the X-Session-Id header; later calls with it are refused.",
+		example: `{}`,
+		run:     (*Server).endSession,
+	},
+	{
+		name: "help", readOnly: true,
+		desc:    "Without arguments: the tools you can use, with their descriptions. With tool: that tool's full entry (description, input schema, example arguments).",
+		params:  []param{{name: "tool", kind: kString, desc: "Name of one tool."}},
+		example: `{"tool": "auto_read_rows"}`,
+		run:     (*Server).help,
+	},
+	{
+		name: "ping", session: true, readOnly: true,
+		desc:    "Check the access token and the session: returns your identity, roles and key_type, and when the session expires.",
+		example: `{}`,
+		run:     (*Server).ping,
+	},
+	{
+		name: "meta_list_databases", session: true, readOnly: true,
+		desc:    "List the databases of your project as [{type, schema}].",
+		example: `{}`,
+		run:     (*Server).listDatabases,
+	},
+	{
+		name: "meta_list_tables", session: true, readOnly: true,
+		desc:    "List the tables of one database that you may see, as [{type, schema, table}].",
+		params:  []param{pType, pSchema},
+		example: `{"type": "mi", "schema": "app"}`,
+		run:     (*Server).listTables,
+	},
+	{
+		name: "meta_describe_table", session: true, readOnly: true,
+		desc:    "Describe a table: the columns you may see, each with its database type, kind, nullability, primary key and default.",
+		params:  []param{pType, pSchema, pTable},
+		example: `{"type": "mi", "schema": "app", "table": "notes"}`,
+		run:     (*Server).describeTable,
+	},
+	{
+		name: "auto_read_rows", session: true, readOnly: true, action: query.Read,
+		desc: `Read one page of a table's rows. query holds REST parameters: oy orders ("id.as", "name.ds"), fc picks columns ("id,name"), every other key filters (column: "op.value"). Without oy the order is the database's. Returns {"data": [rows], "page": {"number", "size"}}.`,
+		params: []param{pType, pSchema, pTable,
+			{name: "page_size", kind: kInteger, required: true, min: 1, desc: "Rows per page, at least 1, at most the server's limit."},
+			{name: "page_number", kind: kInteger, required: true, min: 0, desc: "Page to read, from 0."},
+			{name: "query", kind: kQuery, desc: `REST parameters: {"oy": "id.as", "fc": "id,name", "department_id": "gt.6"}. Operators: eq ne gt ge lt le like ilike li rli in nin bw is. An array repeats a parameter.`},
+		},
+		example: `{"type": "mi", "schema": "app", "table": "notes", "page_size": 10, "page_number": 0, "query": {"oy": "title.as", "fc": "id,title"}}`,
+		run:     (*Server).readRows,
+	},
+	{
+		name: "auto_insert_rows", session: true, action: query.Insert,
+		desc: "Insert rows into a table, all or none. Send null for a column the database fills itself (an id). Returns rows_affected and the inserted rows.",
+		params: []param{pType, pSchema, pTable,
+			{name: "rows", kind: kRows, required: true, desc: `Rows to insert, each an object of column to value: [{"title": "Hello", "id": null}].`},
+		},
+		example: `{"type": "mi", "schema": "app", "table": "notes", "rows": [{"title": "Call Ada", "body": "about the report"}]}`,
+		run:     (*Server).insertRows,
+	},
+	{
+		name: "auto_update_rows", session: true, action: query.Update,
+		desc: "Set new values on the rows query selects; a filter is required unless all is true. Returns rows_affected.",
+		params: []param{pType, pSchema, pTable, pFilter,
+			{name: "values", kind: kObject, required: true, desc: `New values, column to value: {"title": "Renamed"}.`},
+			pAll,
+		},
+		example: `{"type": "mi", "schema": "app", "table": "notes", "query": {"title": "eq.Call Ada"}, "values": {"body": "done"}}`,
+		run:     (*Server).updateRows,
+	},
+	{
+		name: "auto_delete_rows", session: true, destructive: true, action: query.Delete,
+		desc:    "Delete the rows query selects; a filter is required unless all is true. There is no undo. Returns rows_affected.",
+		params:  []param{pType, pSchema, pTable, pFilter, pAll},
+		example: `{"type": "mi", "schema": "app", "table": "notes", "query": {"title": "eq.Call Ada"}}`,
+		run:     (*Server).deleteRows,
+	},
+}
+
+func timeOrNull(t time.Time, ok bool) *string {
+	if !ok {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339Nano)
+	return &s
+}
+
+func (s *Server) startSession(ctx context.Context, c *call) (answer, error) {
+	ss, err := s.sess.Start(ctx, owner(c.p), c.args.str("name"), c.args.str("context"))
+	if err != nil {
+		return answer{}, err
+	}
+	return jsonAnswer(struct {
+		SessionID string  `json:"session_id"`
+		ExpiresAt *string `json:"expires_at"`
+	}{ss.ID, timeOrNull(ss.ExpiresAt())}, "")
+}
+
+func (s *Server) endSession(ctx context.Context, c *call) (answer, error) {
+	ss, err := s.sess.End(ctx, owner(c.p), c.session.ID)
+	if err != nil {
+		return answer{}, err
+	}
+	return jsonAnswer(struct {
+		SessionID string  `json:"session_id"`
+		EndedAt   *string `json:"ended_at"`
+	}{ss.ID, timeOrNull(ss.EndedAt, true)}, "")
+}
+
+func (s *Server) help(_ context.Context, c *call) (answer, error) {
+	if name := c.args.str("tool"); name != "" {
+		t := lookup(c.tools, name)
+		if t == nil || !t.usableBy(c.p) {
+			return answer{}, fault.New(fault.NotFound, "no tool %q for you: help without arguments lists the tools you can use", name)
+		}
+		return jsonAnswer(struct {
+			Name            string          `json:"name"`
+			Description     string          `json:"description"`
+			SessionRequired bool            `json:"session_required"`
+			InputSchema     json.RawMessage `json:"input_schema"`
+			Example         json.RawMessage `json:"example"`
+		}{t.name, t.desc, t.session, schema(t.params), json.RawMessage(t.example)}, "")
+	}
+	type entry struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	}
+	var list []entry
+	for _, t := range c.tools {
+		if t.usableBy(c.p) {
+			list = append(list, entry{t.name, t.desc})
+		}
+	}
+	a, err := jsonAnswer(list, "tools")
+	a.rows = int64(len(list))
+	return a, err
+}
+
+func (s *Server) ping(_ context.Context, c *call) (answer, error) {
+	return jsonAnswer(struct {
+		OK        bool     `json:"ok"`
+		Identity  string   `json:"identity"`
+		Org       string   `json:"org"`
+		Project   string   `json:"project"`
+		Space     string   `json:"space"`
+		Roles     []string `json:"roles"`
+		KeyType   string   `json:"key_type"`
+		SessionID string   `json:"session_id"`
+		ExpiresAt *string  `json:"expires_at"`
+	}{true, c.p.Identity, c.p.Org, c.p.Project, c.p.Space, c.p.Roles, c.p.KeyType.String(), c.session.ID, timeOrNull(c.session.ExpiresAt())}, "")
+}
+
+type tableRef struct {
+	Type   string `json:"type"`
+	Schema string `json:"schema"`
+	Table  string `json:"table,omitempty"`
+}
+
+func (s *Server) listDatabases(_ context.Context, c *call) (answer, error) {
+	dbs := s.eng.Databases(c.p)
+	out := make([]tableRef, len(dbs))
+	for i, d := range dbs {
+		out[i] = tableRef{Type: d[0], Schema: d[1]}
+	}
+	a, err := jsonAnswer(out, "databases")
+	a.rows = int64(len(out))
+	return a, err
+}
+
+func (s *Server) listTables(ctx context.Context, c *call) (answer, error) {
+	typ, schema := c.args.str("type"), c.args.str("schema")
+	ts, err := s.eng.Tables(ctx, c.p, typ, schema)
+	if err != nil {
+		return answer{}, err
+	}
+	out := make([]tableRef, len(ts))
+	for i, t := range ts {
+		out[i] = tableRef{Type: typ, Schema: schema, Table: t.Name}
+	}
+	a, err := jsonAnswer(out, "tables")
+	a.rows = int64(len(out))
+	return a, err
+}
+
+// columnView is a column as meta_describe_table shows it.
+type columnView struct {
+	Name       string  `json:"name"`
+	Type       string  `json:"type"`
+	Kind       string  `json:"kind"`
+	Nullable   bool    `json:"nullable"`
+	PrimaryKey bool    `json:"primary_key"`
+	HasDefault bool    `json:"has_default"`
+	Default    *string `json:"default"`
+}
+
+func (s *Server) describeTable(ctx context.Context, c *call) (answer, error) {
+	typ, schema, name := c.args.str("type"), c.args.str("schema"), c.args.str("table")
+	ts, err := s.eng.Tables(ctx, c.p, typ, schema)
+	if err != nil {
+		return answer{}, err
+	}
+	i := sort.Search(len(ts), func(i int) bool { return ts[i].Name >= name })
+	if i == len(ts) || ts[i].Name != name {
+		// The same answer as a data tool gives for a table that does not
+		// exist or that the caller may not see.
+		return answer{}, fault.New(fault.NotFound, "table not found")
+	}
+	cols := make([]columnView, len(ts[i].Columns))
+	for j, col := range ts[i].Columns {
+		v := columnView{Name: col.Name, Type: col.DBType, Kind: col.Kind.String(), Nullable: col.Nullable,
+			PrimaryKey: col.PrimaryKey, HasDefault: col.HasDefault}
+		if col.Default != "" {
+			d := col.Default
+			v.Default = &d
+		}
+		cols[j] = v
+	}
+	a, err := jsonAnswer(struct {
+		tableRef
+		Columns []columnView `json:"columns"`
+	}{tableRef{typ, schema, name}, cols}, "")
+	a.rows = int64(len(cols))
+	return a, err
+}
+
+// jsonAnswer encodes v as the answer's text; key names the member that
+// wraps an array in structuredContent.
+func jsonAnswer(v any, key string) (answer, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return answer{}, fault.Wrap(fault.Internal, err, "encode answer")
+	}
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if string(b) == "null" && key != "" {
+		b = []byte("[]")
+	}
+	return answer{text: b, key: key}, nil
+}

@@ -1,0 +1,163 @@
+package sessions
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/store"
+)
+
+// Wire codes of the session refusals, in fault.Error.Code. Their kind is
+// Invalid, except CodeNotFound (NotFound): all are the caller's to fix by
+// starting a session.
+const (
+	CodeRequired = "SESSION_REQUIRED"
+	CodeNotFound = "SESSION_NOT_FOUND"
+	CodeExpired  = "SESSION_EXPIRED"
+	CodeEnded    = "SESSION_ENDED"
+)
+
+// Limits on what an agent says about its session.
+const (
+	MaxNameBytes    = 200
+	MaxContextBytes = 4000
+	maxIDBytes      = 64
+)
+
+// Owner is who a session belongs to: an identity of a project.
+type Owner struct {
+	ProjectID, IdentityID string
+}
+
+// Manager starts, checks and ends sessions and journals their calls.
+type Manager struct {
+	st   *store.Store
+	idle time.Duration
+	now  func() time.Time
+}
+
+// New returns a Manager whose sessions idle out after idle without a call;
+// idle <= 0 starts sessions that last until they are ended (the implicit
+// session of a stdio process).
+func New(st *store.Store, idle time.Duration) *Manager {
+	return &Manager{st: st, idle: max(idle, 0), now: time.Now}
+}
+
+// Start opens a session for o. name and context are required, at most
+// MaxNameBytes and MaxContextBytes of UTF-8.
+func (m *Manager) Start(ctx context.Context, o Owner, name, context string) (store.Session, error) {
+	if err := checkText("name", name, MaxNameBytes); err != nil {
+		return store.Session{}, err
+	}
+	if err := checkText("context", context, MaxContextBytes); err != nil {
+		return store.Session{}, err
+	}
+	return m.st.CreateSession(ctx, store.Session{
+		ProjectID: o.ProjectID, IdentityID: o.IdentityID,
+		Name: name, Context: context, IdleTimeout: m.idle,
+	})
+}
+
+func checkText(what, s string, limit int) error {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return fault.New(fault.Invalid, "%s is empty: say what the session is for", what)
+	case len(s) > limit:
+		return fault.New(fault.Invalid, "%s is longer than %d bytes", what, limit)
+	case !utf8.ValidString(s):
+		return fault.New(fault.Invalid, "%s is not valid UTF-8", what)
+	}
+	return nil
+}
+
+// Call is a journaled tool call, waiting for its outcome.
+type Call struct {
+	m         *Manager
+	sessionID string
+	seq       int64
+	start     time.Time
+}
+
+// Begin checks that id names a live session of o and journals the call of
+// tool with its arguments (JSON text) before the tool runs. It returns the
+// call to Finish and the session, its idle expiry moved on. A missing id,
+// an unknown one or one of another identity, an ended and an expired
+// session are refused with the Code* errors.
+func (m *Manager) Begin(ctx context.Context, o Owner, id, tool, arguments string) (*Call, store.Session, error) {
+	if id == "" {
+		return nil, store.Session{}, &fault.Error{Kind: fault.Invalid, Code: CodeRequired,
+			Message: "this tool needs an AI session: call start_ai_session and send its session_id in the X-Session-Id header"}
+	}
+	if len(id) > maxIDBytes {
+		return nil, store.Session{}, notFound(id[:maxIDBytes] + "…")
+	}
+	now := m.now()
+	s, e, err := m.st.BeginCall(ctx, id, now, func(s store.Session) error { return m.live(o, s, now) }, tool, arguments)
+	if err != nil {
+		if fault.KindOf(err) == fault.NotFound {
+			return nil, store.Session{}, notFound(id)
+		}
+		return nil, store.Session{}, err
+	}
+	return &Call{m: m, sessionID: id, seq: e.Seq, start: now}, s, nil
+}
+
+// live refuses a session that o does not own, that has ended or that has
+// idled out at now. A session of another identity looks like an unknown one.
+func (m *Manager) live(o Owner, s store.Session, now time.Time) error {
+	if s.IdentityID != o.IdentityID || s.ProjectID != o.ProjectID {
+		return notFound(s.ID)
+	}
+	if !s.EndedAt.IsZero() {
+		return &fault.Error{Kind: fault.Invalid, Code: CodeEnded,
+			Message: "session " + quote(s.ID) + " has ended: call start_ai_session to start a new one"}
+	}
+	if exp, ok := s.ExpiresAt(); ok && !now.Before(exp) {
+		return &fault.Error{Kind: fault.Invalid, Code: CodeExpired,
+			Message: "session " + quote(s.ID) + " expired after " + s.IdleTimeout.String() + " without a call: call start_ai_session to start a new one"}
+	}
+	return nil
+}
+
+func notFound(id string) *fault.Error {
+	return &fault.Error{Kind: fault.NotFound, Code: CodeNotFound,
+		Message: "session " + quote(id) + " not found for this identity: call start_ai_session to start one"}
+}
+
+func quote(s string) string { return `"` + s + `"` }
+
+// Finish records the outcome of the call: "ok" when err is nil, else the
+// error's wire code and caller-safe message; rows read or affected; and the
+// time since Begin. It runs even when ctx is cancelled, so a call whose
+// caller went away still gets its outcome.
+func (c *Call) Finish(ctx context.Context, err error, rows int64) error {
+	outcome, msg := "ok", ""
+	if err != nil {
+		fe := fault.As(err)
+		outcome, msg = fe.WireCode(), fe.Message
+	}
+	return c.m.st.FinishCall(context.WithoutCancel(ctx), c.sessionID, c.seq, outcome, msg, rows, c.m.now().Sub(c.start))
+}
+
+// End ends a live session of o; it is refused like in Begin otherwise.
+func (m *Manager) End(ctx context.Context, o Owner, id string) (store.Session, error) {
+	s, err := m.st.SessionByID(ctx, id)
+	if err != nil {
+		if fault.KindOf(err) == fault.NotFound {
+			return store.Session{}, notFound(id)
+		}
+		return store.Session{}, err
+	}
+	now := m.now()
+	if err := m.live(o, s, now); err != nil {
+		return store.Session{}, err
+	}
+	if err := m.st.EndSession(ctx, id, now); err != nil {
+		return store.Session{}, err
+	}
+	s.EndedAt = time.Unix(0, now.UnixNano()).UTC()
+	return s, nil
+}

@@ -1,0 +1,247 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/littlebitlabs/minimal/fault"
+)
+
+// Session is an AI session of the MCP face: started by one identity, named
+// and described by the agent, and kept alive by use until it is ended or has
+// been idle longer than IdleTimeout.
+type Session struct {
+	// ID is the store-assigned UUID, sent back by agents as X-Session-Id.
+	ID string
+	// ProjectID and IdentityID name the owner; Identity is its name, filled
+	// when read.
+	ProjectID, IdentityID, Identity string
+	// Name and Context are what the agent said about its work.
+	Name, Context string
+	// IdleTimeout is how long the session survives without a call; 0 means
+	// it never idles out and lasts until it is ended.
+	IdleTimeout time.Duration
+	// StartedAt and LastSeenAt are set by the store (UTC); LastSeenAt moves
+	// with every call begun in the session.
+	StartedAt, LastSeenAt time.Time
+	// EndedAt is when the session was ended; zero while it is open.
+	EndedAt time.Time
+}
+
+// ExpiresAt is when an open session idles out if no call comes first, and
+// false when it never does (no idle timeout, or already ended).
+func (s Session) ExpiresAt() (time.Time, bool) {
+	if s.IdleTimeout == 0 || !s.EndedAt.IsZero() {
+		return time.Time{}, false
+	}
+	return s.LastSeenAt.Add(s.IdleTimeout), true
+}
+
+// JournalEntry is one tool call of a session. It is written before the tool
+// runs and completed after it.
+type JournalEntry struct {
+	// SessionID and Seq identify the call; Seq counts from 1 per session.
+	SessionID string
+	Seq       int64
+	// Tool is the tool name and Arguments its arguments as the JSON text the
+	// agent sent.
+	Tool, Arguments string
+	// StartedAt is when the call was journaled, before the tool ran.
+	StartedAt time.Time
+	// Done is false while the call runs (or if the process stopped before it
+	// finished); the fields below are set when it is true.
+	Done bool
+	// Outcome is "ok" or the error code; Message the caller-safe error text.
+	Outcome, Message string
+	// Rows counts the rows read or affected (entries, for listings).
+	Rows int64
+	// Duration is how long the tool ran.
+	Duration time.Duration
+}
+
+// record runs fn in a transaction like write, but leaves the change counter
+// alone. Sessions and their journal are records, not configuration: no
+// server caches them, and moving the counter on every tool call would make
+// every server reload its catalog and policies for nothing (and turn the
+// counter's single row into a hot spot on a shared PostgreSQL store).
+func (s *Store) record(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return dbErr(err, "%s", op)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		var fe *fault.Error
+		if errors.As(err, &fe) {
+			return err
+		}
+		return dbErr(err, "%s", op)
+	}
+	if err := tx.Commit(); err != nil {
+		return dbErr(err, "%s", op)
+	}
+	return nil
+}
+
+const sessionCols = `s.id, s.project_id, s.identity_id, i.name, s.name, s.context, s.idle_ns, s.started_at, s.last_seen_at, s.ended_at`
+
+const sessionFrom = ` FROM sessions s JOIN identities i ON i.id = s.identity_id`
+
+func scanSession(row interface{ Scan(...any) error }) (Session, error) {
+	var ss Session
+	var idle, started, seen int64
+	var ended sql.NullInt64
+	if err := row.Scan(&ss.ID, &ss.ProjectID, &ss.IdentityID, &ss.Identity, &ss.Name, &ss.Context,
+		&idle, &started, &seen, &ended); err != nil {
+		return Session{}, err
+	}
+	ss.IdleTimeout = time.Duration(idle)
+	ss.StartedAt = fromNanos(started)
+	ss.LastSeenAt = fromNanos(seen)
+	if ended.Valid {
+		ss.EndedAt = fromNanos(ended.Int64)
+	}
+	return ss, nil
+}
+
+// CreateSession stores a new open session for in.IdentityID in
+// in.ProjectID and returns it with ID, Identity, StartedAt and LastSeenAt
+// set. An identity that is not a member of the project is fault.NotFound; a
+// negative IdleTimeout fault.Invalid.
+func (s *Store) CreateSession(ctx context.Context, in Session) (Session, error) {
+	if in.IdleTimeout < 0 {
+		return Session{}, fault.New(fault.Invalid, "session idle timeout is negative")
+	}
+	id, err := newID()
+	if err != nil {
+		return Session{}, err
+	}
+	out := in
+	out.ID = id
+	out.EndedAt = time.Time{}
+	var stamp int64
+	out.StartedAt, stamp = now()
+	out.LastSeenAt = out.StartedAt
+	err = s.record(ctx, "store: create session", func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT name FROM identities WHERE id = ? AND project_id = ?`,
+			in.IdentityID, in.ProjectID).Scan(&out.Identity); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return fault.New(fault.NotFound, "identity id %q not found in this project", in.IdentityID)
+			}
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, project_id, identity_id, name, context, idle_ns, started_at, last_seen_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, in.ProjectID, in.IdentityID, in.Name, in.Context, int64(in.IdleTimeout), stamp, stamp)
+		return err
+	})
+	if err != nil {
+		return Session{}, err
+	}
+	return out, nil
+}
+
+// SessionByID returns a session, or fault.NotFound.
+func (s *Store) SessionByID(ctx context.Context, id string) (Session, error) {
+	return oneSession(ctx, s.db, id)
+}
+
+func oneSession(ctx context.Context, q querier, id string) (Session, error) {
+	ss, err := scanSession(q.QueryRowContext(ctx, `SELECT `+sessionCols+sessionFrom+` WHERE s.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Session{}, fault.New(fault.NotFound, "session %q not found", id)
+	}
+	if err != nil {
+		return Session{}, dbErr(err, "store: read session")
+	}
+	return ss, nil
+}
+
+// EndSession marks an open session ended at the given time. An unknown or
+// already ended session is fault.NotFound.
+func (s *Store) EndSession(ctx context.Context, id string, at time.Time) error {
+	return s.record(ctx, "store: end session", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET ended_at = ? WHERE id = ? AND ended_at IS NULL`, at.UnixNano(), id)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res, fault.New(fault.NotFound, "no open session %q", id))
+	})
+}
+
+// BeginCall journals a call in one transaction: it reads the session, lets
+// check refuse it (check sees the session as it was before this call), moves
+// LastSeenAt to at and appends the entry with the next Seq. It returns the
+// session as updated and the entry as stored. An unknown session is
+// fault.NotFound; an error from check is returned as it is and nothing is
+// written.
+func (s *Store) BeginCall(ctx context.Context, sessionID string, at time.Time, check func(Session) error, tool, arguments string) (Session, JournalEntry, error) {
+	var ss Session
+	e := JournalEntry{SessionID: sessionID, Tool: tool, Arguments: arguments, StartedAt: time.Unix(0, at.UnixNano()).UTC()}
+	err := s.record(ctx, "store: journal call", func(tx *sql.Tx) error {
+		var err error
+		if ss, err = oneSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		if err := check(ss); err != nil {
+			return err
+		}
+		stamp := at.UnixNano()
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id = ?`, stamp, sessionID); err != nil {
+			return err
+		}
+		ss.LastSeenAt = e.StartedAt
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM session_calls WHERE session_id = ?`, sessionID).Scan(&e.Seq); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO session_calls (session_id, seq, tool, arguments, started_at) VALUES (?, ?, ?, ?, ?)`,
+			sessionID, e.Seq, tool, arguments, stamp)
+		return err
+	})
+	if err != nil {
+		return Session{}, JournalEntry{}, err
+	}
+	return ss, e, nil
+}
+
+// FinishCall completes a journal entry written by BeginCall with its
+// outcome ("ok" or an error code), message, rows and duration. An unknown
+// entry is fault.NotFound.
+func (s *Store) FinishCall(ctx context.Context, sessionID string, seq int64, outcome, message string, rows int64, d time.Duration) error {
+	if outcome == "" {
+		return fault.New(fault.Invalid, "journal outcome is empty")
+	}
+	return s.record(ctx, "store: finish journal call", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE session_calls SET outcome = ?, message = ?, rows_count = ?, duration_ns = ?
+WHERE session_id = ? AND seq = ?`, outcome, message, rows, int64(d), sessionID, seq)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res, fault.New(fault.NotFound, "journal entry %d of session %q not found", seq, sessionID))
+	})
+}
+
+// Journal returns the calls of a session in the order they were made. The
+// result is never nil.
+func (s *Store) Journal(ctx context.Context, sessionID string) ([]JournalEntry, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, seq, tool, arguments, started_at, outcome, message, rows_count, duration_ns
+FROM session_calls WHERE session_id = ? ORDER BY seq`, sessionID)
+	if err != nil {
+		return nil, dbErr(err, "store: read journal")
+	}
+	return collect(rows, scanJournalEntry, "store: read journal")
+}
+
+func scanJournalEntry(row interface{ Scan(...any) error }) (JournalEntry, error) {
+	var e JournalEntry
+	var started, dur int64
+	var outcome sql.NullString
+	if err := row.Scan(&e.SessionID, &e.Seq, &e.Tool, &e.Arguments, &started, &outcome, &e.Message, &e.Rows, &dur); err != nil {
+		return JournalEntry{}, err
+	}
+	e.StartedAt = fromNanos(started)
+	e.Done, e.Outcome = outcome.Valid, outcome.String
+	e.Duration = time.Duration(dur)
+	return e, nil
+}
