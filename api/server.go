@@ -177,30 +177,8 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request) {
 
 // writeWrite answers a write: rows_affected and, for inserts, the rows.
 func (s *Server) writeWrite(w http.ResponseWriter, status int, res *engine.Result) {
-	buf := make([]byte, 0, 256)
-	buf = append(buf, `{"rows_affected":`...)
-	buf = encode.AppendJSONValue(buf, res.RowsAffected)
-	if res.Action == query.Insert && res.Returned != nil {
-		buf = append(buf, `,"data":[`...)
-		for i, row := range res.Returned {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = append(buf, '{')
-			for j, c := range res.Columns {
-				if j > 0 {
-					buf = append(buf, ',')
-				}
-				buf = encode.AppendJSONValue(buf, c.Name)
-				buf = append(buf, ':')
-				buf = encode.AppendJSONValue(buf, row[j])
-			}
-			buf = append(buf, '}')
-		}
-		buf = append(buf, ']')
-	}
-	buf = append(buf, "}\n"...)
+	buf := encode.AppendWriteResult(make([]byte, 0, 256), res.RowsAffected, res.Columns, res.Returned)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf)
+	_, _ = w.Write(append(buf, '\n'))
 }

@@ -302,3 +302,10 @@ func (r *auditRows) Close() error {
 	}
 	return err
 }
+
+// CanAnywhere reports whether the principal's key_type and roles allow an
+// action on at least one table of its project. Listings of tools use it;
+// every call still goes through Execute.
+func (e *Engine) CanAnywhere(p *auth.Principal, action query.Action) bool {
+	return p.KeyType.Allows(action) && e.authz.Anywhere(p.ProjectID, p.Roles, action)
+}

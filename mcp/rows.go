@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/littlebitlabs/minimal/api/encode"
-	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/query"
 )
 
@@ -105,33 +104,5 @@ func (s *Server) write(ctx context.Context, c *call, plan *query.Plan) (answer, 
 	if err != nil {
 		return answer{}, err
 	}
-	return answer{text: appendWriteResult(nil, res), rows: res.RowsAffected}, nil
-}
-
-// appendWriteResult encodes a write's result as the REST face does:
-// {"rows_affected":N} and, for an insert whose dialect returns them,
-// "data" with the inserted rows.
-func appendWriteResult(buf []byte, res *engine.Result) []byte {
-	buf = append(buf, `{"rows_affected":`...)
-	buf = encode.AppendJSONValue(buf, res.RowsAffected)
-	if res.Action == query.Insert && res.Returned != nil {
-		buf = append(buf, `,"data":[`...)
-		for i, row := range res.Returned {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = append(buf, '{')
-			for j, col := range res.Columns {
-				if j > 0 {
-					buf = append(buf, ',')
-				}
-				buf = encode.AppendJSONValue(buf, col.Name)
-				buf = append(buf, ':')
-				buf = encode.AppendJSONValue(buf, row[j])
-			}
-			buf = append(buf, '}')
-		}
-		buf = append(buf, ']')
-	}
-	return append(buf, '}')
+	return answer{text: encode.AppendWriteResult(nil, res.RowsAffected, res.Columns, res.Returned), rows: res.RowsAffected}, nil
 }

@@ -107,14 +107,15 @@ func (s *Server) build(stdio bool) *mcpserver.MCPServer {
 			req.Params.ProtocolVersion = mcpgo.LATEST_LEGACY_PROTOCOL_VERSION
 		}
 	})
-	// tools/list shows what the caller can use. Calls are not filtered: a
-	// tool the caller's key_type rules out is refused by the permission
-	// pipeline, with the same message as on REST.
+	// tools/list shows what the caller can use: its key_type and roles allow
+	// the tool's action on at least one table. Calls are not filtered: a
+	// tool ruled out is refused by the permission pipeline, with the same
+	// message as on REST.
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcpgo.ListToolsRequest, res *mcpgo.ListToolsResult) {
 		p, err := s.principal(ctx)
 		kept := make([]mcpgo.Tool, 0, len(res.Tools)) // never nil: "tools" must be an array
 		for _, def := range res.Tools {
-			if t := lookup(tools, def.Name); err == nil && t != nil && t.usableBy(p) {
+			if t := lookup(tools, def.Name); err == nil && t != nil && t.usableBy(s.eng, p) {
 				kept = append(kept, def)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
 	"github.com/littlebitlabs/minimal/store"
@@ -53,8 +54,10 @@ type answer struct {
 	rows int64
 }
 
-func (t *tool) usableBy(p *auth.Principal) bool {
-	return t.action == 0 || p.KeyType.Allows(t.action)
+// usableBy reports whether the caller's key_type and roles allow the tool's
+// action on at least one table.
+func (t *tool) usableBy(e *engine.Engine, p *auth.Principal) bool {
+	return t.action == 0 || e.CanAnywhere(p, t.action)
 }
 
 func (t *tool) definition() mcpgo.Tool {
@@ -209,7 +212,7 @@ func (s *Server) endSession(ctx context.Context, c *call) (answer, error) {
 func (s *Server) help(_ context.Context, c *call) (answer, error) {
 	if name := c.args.str("tool"); name != "" {
 		t := lookup(c.tools, name)
-		if t == nil || !t.usableBy(c.p) {
+		if t == nil || !t.usableBy(s.eng, c.p) {
 			return answer{}, fault.New(fault.NotFound, "no tool %q for you: help without arguments lists the tools you can use", name)
 		}
 		return jsonAnswer(struct {
@@ -226,7 +229,7 @@ func (s *Server) help(_ context.Context, c *call) (answer, error) {
 	}
 	var list []entry
 	for _, t := range c.tools {
-		if t.usableBy(c.p) {
+		if t.usableBy(s.eng, c.p) {
 			list = append(list, entry{t.name, t.desc})
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/sessions"
+	"github.com/littlebitlabs/minimal/store"
 )
 
 const notesAuto = "/minimal/api/rest/auto/v1/demo/demo/mi/app/notes"
@@ -344,7 +345,7 @@ func mergeMaps(a, b map[string]any) map[string]any {
 }
 
 // TestToolsListFiltering: tools/list and help show what the caller's
-// key_type allows; a call the listing hides is still refused by the
+// key_type and roles allow; a call the listing hides is still refused by the
 // permission pipeline, with the message REST gives.
 func TestToolsListFiltering(t *testing.T) {
 	g := newGateway(t, time.Hour)
@@ -393,6 +394,43 @@ func TestToolsListFiltering(t *testing.T) {
 		sort.Strings(helped)
 		if !slices.Equal(helped, want) {
 			t.Errorf("%s: help lists %v", c.keyType, helped)
+		}
+	}
+
+	// Roles count too: an mcp identity whose only role reads lists only the
+	// read tool, and one without any granting role lists no data tool.
+	space, _ := g.st.Space(ctx, g.proj.ID, "main")
+	if err := g.st.ReplacePolicy(ctx, g.proj.ID, store.Policy{
+		Templates: []store.Template{{Name: "read-notes", Rules: []store.Rule{{Object: "mi/app/notes", Actions: []string{"read"}}}}},
+		Bindings:  []store.Binding{{Role: "reader", Templates: []string{"read-notes"}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		roles []string
+		extra []string
+	}{{"rbot", []string{"reader"}, []string{"auto_read_rows"}}, {"nobot", []string{"nothing"}, nil}} {
+		id, err := g.st.CreateIdentity(ctx, store.Identity{ProjectID: g.proj.ID, SpaceID: space.ID, Name: c.name, Kind: "mcp", Roles: c.roles, KeyType: "crud", Enabled: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := auth.Mint(ctx, g.st, g.key, id, auth.MintOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append(append([]string{}, always...), c.extra...)
+		sort.Strings(want)
+		deadline := time.Now().Add(3 * time.Second)
+		for {
+			got := listed(tok)
+			if slices.Equal(got, want) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s (roles %v) lists %v, want %v", c.name, c.roles, got, want)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
 

@@ -358,3 +358,24 @@ func (ad *adapter) RemovePolicy(string, string, []string) error               { 
 func (ad *adapter) RemoveFilteredPolicy(string, string, int, ...string) error { return errReadOnly }
 
 var _ persist.Adapter = (*adapter)(nil)
+
+// Anywhere reports whether the roles are granted an action on at least one
+// object of the project (deny rules aside): the MCP face lists only the
+// tools a caller could ever use.
+func (a *Authorizer) Anywhere(projectID string, roles []string, action query.Action) bool {
+	if contains(roles, AdminRole) {
+		return true
+	}
+	a.mu.RLock()
+	pp := a.st.projects[projectID]
+	a.mu.RUnlock()
+	if pp == nil {
+		return false
+	}
+	for _, r := range pp.rules {
+		if !r.deny && r.actions&action.Bit() != 0 && contains(roles, r.role) {
+			return true
+		}
+	}
+	return false
+}

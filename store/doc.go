@@ -22,10 +22,13 @@
 //
 // # Change counter
 //
-// Every write the store makes bumps a single counter in the same
-// transaction (table changes). A server polls ChangeSeq, which is one
-// primary-key read, and reloads its caches when the value moves. Writes that
-// fail change nothing, the counter included.
+// Every write of configuration (tenancy, identities, databases, policy,
+// revocations, settings) bumps a single counter in the same transaction
+// (table changes). A server polls ChangeSeq, which is one primary-key read,
+// and reloads its caches when the value moves. Writes that fail change
+// nothing, the counter included. AI sessions and their journal are data,
+// not configuration: they are written without moving the counter, so MCP
+// traffic does not make every server reload its catalog and policies.
 //
 // # Policy
 //

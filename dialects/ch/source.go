@@ -116,11 +116,13 @@ func (s *Source) Close() error {
 	return nil
 }
 
+// err maps an error; once the source is closed every failure is
+// Unavailable, whatever the driver says.
 func (s *Source) err(ctx context.Context, err error) error {
 	if err != nil && s.closed.Load() {
 		return fault.Wrap(fault.Unavailable, err, "database source is closed")
 	}
-	return mapErr(ctx, err, s.closed.Load())
+	return mapErr(ctx, err, false)
 }
 
 // fail maps a statement's error and forgets the table's cached types when

@@ -19,6 +19,9 @@ import (
 // smaller.
 const maxChunkBytes = 4 << 20
 
+// insert runs an insert plan: with RETURNING * where the server has it
+// (MariaDB 10.5+), one statement per chunk of rows, the chunks in one
+// transaction; otherwise through insertReadBack.
 func (s *Source) insert(ctx context.Context, p *query.Plan, meta *tableMeta) (dialects.WriteResult, error) {
 	info, err := s.serverInfo(ctx)
 	if err != nil {
@@ -73,9 +76,11 @@ func (s *Source) insert(ctx context.Context, p *query.Plan, meta *tableMeta) (di
 //
 // Generated keys come from LAST_INSERT_ID(), which is the first id a
 // statement generated: for a multi-row INSERT … VALUES whose rows all leave
-// the AUTO_INCREMENT column to the server (a "simple insert"), InnoDB
-// reserves the ids as one block under every innodb_autoinc_lock_mode
-// (0, 1 and 2), so row i got first + i × auto_increment_increment. Rows that
+// the AUTO_INCREMENT column to the server (a "simple insert": the row count
+// is known up front), InnoDB reserves the ids as one block under every
+// innodb_autoinc_lock_mode (0, 1 and 2; mode 2 leaves gaps only in bulk
+// inserts such as INSERT … SELECT, which are never issued here), so row i
+// got first + i × auto_increment_increment. Rows that
 // mix given and generated ids ("mixed-mode inserts", where the block may
 // have holes) are inserted one statement per row instead. Rows whose key
 // cannot be known (no primary key, or a key column filled by a default
