@@ -147,9 +147,9 @@ var errBackstop = errors.New("ch: statement exceeded its time limit")
 
 // failBounded maps the error of a statement run under bounded's context
 // qctx: the caller's ctx decides whether the caller gave up, qctx's own
-// deadline is the statement timeout's backstop.
-// When the connection failed under the statement, the server, which may
-// well be alive, is told to kill it.
+// deadline is the statement timeout's backstop. When the connection failed
+// under the statement, the server, which may well be alive, is told to
+// kill it.
 func (s *Source) failBounded(ctx, qctx context.Context, table string, err error) error {
 	if ctx.Err() == nil && errors.Is(context.Cause(qctx), errBackstop) {
 		return fault.Wrap(fault.Timeout, err, "database statement timed out")
@@ -174,9 +174,8 @@ type queryIDKey struct{}
 // the statement is over; abort cancels it while it runs.
 //
 // The statement gets its own query id. When it is canceled before stop is
-// called, the server is told to kill it: 18.x does not
-// always notice that a client went away, and would finish a long query for
-// no one.
+// called, the server is told to kill it: 18.x does not always notice that
+// a client went away, and would finish a long query for no one.
 func (s *Source) bounded(ctx context.Context, limit time.Duration, settings clickhouse.Settings) (qctx context.Context, stop, abort func()) {
 	id := newQueryID()
 	qctx, cancel := context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), queryIDKey{}, id))
@@ -333,21 +332,23 @@ func (s *Source) info(ctx context.Context, table string) (*tableInfo, error) {
 	if ok {
 		return ti, nil
 	}
-	rows, err := s.conn.Query(ctx, columnsSQL, s.schema, table)
+	qctx, stop, _ := s.bounded(ctx, s.statementLimit(), nil)
+	defer stop()
+	rows, err := s.conn.Query(qctx, columnsSQL, s.schema, table)
 	if err != nil {
-		return nil, s.err(ctx, err)
+		return nil, s.failBounded(ctx, qctx, "", err)
 	}
 	defer rows.Close()
 	ti = &tableInfo{cols: map[string]*colInfo{}}
 	for rows.Next() {
 		var name, typ, kind, expr string
 		if err := rows.Scan(&name, &typ, &kind, &expr); err != nil {
-			return nil, s.err(ctx, err)
+			return nil, s.failBounded(ctx, qctx, "", err)
 		}
 		ti.cols[name] = &colInfo{typ: parseType(typ), defaultKind: kind, defaultExpr: expr}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.err(ctx, err)
+		return nil, s.failBounded(ctx, qctx, "", err)
 	}
 	if len(ti.cols) == 0 {
 		return nil, fault.New(fault.NotFound, "table %q not found", table)
@@ -490,7 +491,9 @@ func (r *rows) Err() error {
 // Close ends the read. Rows not read are not fetched: the query is
 // canceled rather than drained.
 func (r *rows) Close() error {
-	if !r.done {
+	early := !r.done
+	r.done, r.peeked = true, false
+	if early {
 		// Canceling the statement's context kills it on the server.
 		r.abort()
 		_ = r.rows.Close()
