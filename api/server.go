@@ -1,8 +1,10 @@
 package api
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -11,6 +13,7 @@ import (
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/observe"
 	"github.com/littlebitlabs/minimal/query"
 	"github.com/littlebitlabs/minimal/store"
 )
@@ -32,7 +35,25 @@ type Config struct {
 	MaxPageSize int64
 	// Logger receives request logs.
 	Logger *slog.Logger
+	// Metrics, when set, counts every request and is served at MetricsPath,
+	// with the pools of the engine and the live AI sessions of the store.
+	Metrics *observe.Metrics
+	// Limiter, when set, rate-limits each authenticated identity (429).
+	Limiter *observe.Limiter
+	// SessionsMaxAge is how long a count of live AI sessions is reused by
+	// the metrics (15 s when 0; every scrape when negative).
+	SessionsMaxAge time.Duration
 }
+
+// Health and metrics endpoints of the REST listener.
+const (
+	LivezPath   = "/livez"
+	ReadyzPath  = "/readyz"
+	MetricsPath = "/metrics"
+)
+
+// readyTimeout bounds the store check of /readyz.
+const readyTimeout = 2 * time.Second
 
 // Server is the REST face.
 type Server struct {
@@ -67,18 +88,20 @@ func New(d Deps, cfg Config) http.Handler {
 	}
 	s := &Server{eng: eng, ver: ver, st: d.Store, key: d.SigningKey, cfg: cfg, log: cfg.Logger}
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, s.recoverer)
-	r.Get("/livez", func(w http.ResponseWriter, _ *http.Request) {
+	r.Use(observe.Middleware(observe.FaceREST, cfg.Metrics, cfg.Logger), s.recoverer)
+	r.Get(LivezPath, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !eng.Ready() {
-			w.Header().Set("Retry-After", RetryAfterSeconds)
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting"})
-			return
+	r.Get(ReadyzPath, s.readyz)
+	if cfg.Metrics != nil {
+		r.Method(http.MethodGet, MetricsPath, cfg.Metrics.Handler())
+		cfg.Metrics.WatchPools(func() []observe.Pool { return pools(eng) })
+		if d.Store != nil {
+			cfg.Metrics.WatchSessions(func(ctx context.Context) (int64, error) {
+				return d.Store.LiveSessions(ctx, time.Now())
+			}, cfg.SessionsMaxAge)
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	})
+	}
 	r.Route(AutoPrefix+"/{org}/{project}/{type}/{schema}/{table}", func(r chi.Router) {
 		r.Use(s.authenticate)
 		r.Get("/", s.read)
@@ -86,8 +109,10 @@ func New(d Deps, cfg Config) http.Handler {
 		r.Put("/", s.write)
 		r.Delete("/", s.write)
 	})
+	r.Route(CustomPrefix+"/{org}/{project}", s.customRoutes)
 	r.With(s.authenticate).Post(TokensPath, s.mintToken)
 	r.With(s.authenticate).Get(AdminSessionsPath+"/{id}/journal", s.sessionJournal)
+	s.mountAdmin(r)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, fault.New(fault.NotFound, "no route for %s", r.URL.Path))
 	})
@@ -95,6 +120,42 @@ func New(d Deps, cfg Config) http.Handler {
 		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: errorDetail{Code: "METHOD_NOT_ALLOWED", Message: r.Method + " is not allowed here", RequestID: middleware.GetReqID(r.Context())}})
 	})
 	return r
+}
+
+// readyz answers 200 only when this process can serve: the catalog has been
+// loaded and the control-plane store answers now. A registered database
+// being down does not make the process unready (every replica would leave
+// the load balancer for one team's outage); its calls answer 503 instead.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	status, code := "ready", http.StatusOK
+	switch {
+	case !s.eng.Ready():
+		status, code = "starting: the catalog is not loaded", http.StatusServiceUnavailable
+	case s.st != nil:
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		if _, err := s.st.ChangeSeq(ctx); err != nil {
+			s.log.WarnContext(ctx, "readyz: control-plane store does not answer", "err", err)
+			status, code = "unavailable: the control-plane store does not answer", http.StatusServiceUnavailable
+		}
+	}
+	if code != http.StatusOK {
+		w.Header().Set("Retry-After", RetryAfterSeconds)
+	}
+	writeJSON(w, code, map[string]string{"status": status})
+}
+
+// pools converts the engine's pool report for the metrics.
+func pools(eng *engine.Engine) []observe.Pool {
+	ps := eng.Pools()
+	out := make([]observe.Pool, len(ps))
+	for i, p := range ps {
+		out[i] = observe.Pool{
+			Database: p.Database, Max: p.MaxConns, Idle: p.Idle, Acquired: p.Acquired, Constructing: p.Constructing,
+			Acquires: p.Acquires, EmptyAcquires: p.EmptyAcquires, CanceledAcquires: p.CanceledAcquires, AcquireWait: p.AcquireWait,
+		}
+	}
+	return out
 }
 
 func (s *Server) recoverer(next http.Handler) http.Handler {
@@ -122,6 +183,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		p, err := s.ver.Verify(r.Context(), raw)
 		if err != nil {
 			writeError(w, r, err)
+			return
+		}
+		if !s.cfg.Limiter.Admit(w, r, p.IdentityID) {
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))

@@ -120,10 +120,12 @@ func SigningKey(ctx context.Context, st *store.Store) ([]byte, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	if err := st.PutSealedSetting(ctx, signingKeySetting, base64.StdEncoding.EncodeToString(key)); err != nil {
+	// Insert only if absent: replicas starting together on an empty control
+	// plane all get here, and the first key stored must stay the one key.
+	if _, err := st.PutSealedSettingIfAbsent(ctx, signingKeySetting, base64.StdEncoding.EncodeToString(key)); err != nil {
 		return nil, err
 	}
-	// Another process may have raced us; the stored value wins.
+	// Ours or a racer's: the stored value wins.
 	return SigningKey(ctx, st)
 }
 

@@ -10,18 +10,26 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
 )
 
 // The direct baseline: what a developer writes by hand to serve the same
-// page from the same table. Plain net/http, a default pgxpool, Scan into a
-// struct, encoding/json. Nothing tuned: it is the yardstick.
+// page from the same table. Plain net/http, the driver's own pool, Scan
+// into a struct, encoding/json. Nothing tuned: it is the yardstick.
+//
+//	GET /items     PostgreSQL, a default pgxpool (it caches prepared statements)
+//	GET /ma/items  MariaDB, database/sql + go-sql-driver/mysql, one statement
+//	               prepared at start; idle pool as large as the gateway's
+//	GET /ch/items  ClickHouse, clickhouse-go/v2 native protocol, default pool
 
-const directSQL = `SELECT id, name, price, qty, active, created, note FROM ` + benchSchema + `.` + benchTable + ` ORDER BY id LIMIT $1 OFFSET $2`
+const directSQL = `SELECT id, name, price, qty, active, created, note, grp FROM ` + benchSchema + `.` + benchTable + ` ORDER BY id LIMIT $1 OFFSET $2`
 
 type item struct {
 	ID      int64        `json:"id"`
@@ -31,6 +39,20 @@ type item struct {
 	Active  *bool        `json:"active"`
 	Created *time.Time   `json:"created"`
 	Note    *string      `json:"note"`
+	Grp     int32        `json:"grp"`
+}
+
+// chItem is a ClickHouse row as the driver scans it: Decimal into
+// shopspring's decimal (which encoding/json writes as a string), UInt8.
+type chItem struct {
+	ID      int64            `json:"id"`
+	Name    string           `json:"name"`
+	Price   *decimal.Decimal `json:"price"`
+	Qty     *int32           `json:"qty"`
+	Active  *uint8           `json:"active"`
+	Created *time.Time       `json:"created"`
+	Note    *string          `json:"note"`
+	Grp     int32            `json:"grp"`
 }
 
 type directPage struct {
@@ -38,14 +60,39 @@ type directPage struct {
 	Size   int `json:"size"`
 }
 
-type directResponse struct {
-	Data []item     `json:"data"`
+type directResponse[T any] struct {
+	Data []T        `json:"data"`
 	Page directPage `json:"page"`
+}
+
+// pageParams reads ps and pg; false when it has answered 400.
+func pageParams(w http.ResponseWriter, r *http.Request) (ps, pg int, ok bool) {
+	q := r.URL.Query()
+	ps, err := strconv.Atoi(q.Get("ps"))
+	if err != nil || ps < 1 || ps > 10000 {
+		http.Error(w, "bad ps", http.StatusBadRequest)
+		return 0, 0, false
+	}
+	pg, err = strconv.Atoi(q.Get("pg"))
+	if err != nil || pg < 0 {
+		http.Error(w, "bad pg", http.StatusBadRequest)
+		return 0, 0, false
+	}
+	return ps, pg, true
+}
+
+func writePage[T any](w http.ResponseWriter, items []T, pg, ps int) {
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(directResponse[T]{Data: items, Page: directPage{Number: pg, Size: ps}}); err != nil {
+		log.Printf("direct: write: %v", err)
+	}
 }
 
 // serveDirect runs the baseline on addr until SIGTERM or SIGINT and
 // returns the exit status. It prints "listening ADDR" on stdout when ready.
-func serveDirect(addr string) int {
+// codes names the dialects to serve besides pg ("ma", "ch"), whose DSNs
+// are in the environment.
+func serveDirect(addr string, codes []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dsn := os.Getenv(envDSN)
@@ -62,15 +109,8 @@ func serveDirect(addr string) int {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /items", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		ps, err := strconv.Atoi(q.Get("ps"))
-		if err != nil || ps < 1 || ps > 10000 {
-			http.Error(w, "bad ps", http.StatusBadRequest)
-			return
-		}
-		pg, err := strconv.Atoi(q.Get("pg"))
-		if err != nil || pg < 0 {
-			http.Error(w, "bad pg", http.StatusBadRequest)
+		ps, pg, ok := pageParams(w, r)
+		if !ok {
 			return
 		}
 		rows, err := pool.Query(r.Context(), directSQL, ps, pg*ps)
@@ -82,7 +122,7 @@ func serveDirect(addr string) int {
 		items := make([]item, 0, ps)
 		for rows.Next() {
 			var it item
-			if err := rows.Scan(&it.ID, &it.Name, &it.Price, &it.Qty, &it.Active, &it.Created, &it.Note); err != nil {
+			if err := rows.Scan(&it.ID, &it.Name, &it.Price, &it.Qty, &it.Active, &it.Created, &it.Note, &it.Grp); err != nil {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return
 			}
@@ -92,11 +132,87 @@ func serveDirect(addr string) int {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		if err := json.NewEncoder(w).Encode(directResponse{Data: items, Page: directPage{Number: pg, Size: ps}}); err != nil {
-			log.Printf("direct: write: %v", err)
-		}
+		writePage(w, items, pg, ps)
 	})
+
+	if slices.Contains(codes, "ma") {
+		db, err := openMA(os.Getenv(envMADSN))
+		if err != nil {
+			log.Printf("direct: ma: %v", err)
+			return 1
+		}
+		defer db.Close()
+		// database/sql keeps 2 idle connections by default, too few for
+		// the load: the gateway keeps max(8, GOMAXPROCS); so does this.
+		db.SetMaxIdleConns(max(8, runtime.GOMAXPROCS(0)))
+		stmt, err := db.PrepareContext(ctx, maSelect)
+		if err != nil {
+			log.Printf("direct: ma: %v", err)
+			return 1
+		}
+		defer stmt.Close()
+		mux.HandleFunc("GET /ma/items", func(w http.ResponseWriter, r *http.Request) {
+			ps, pg, ok := pageParams(w, r)
+			if !ok {
+				return
+			}
+			rows, err := stmt.QueryContext(r.Context(), ps, pg*ps)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			defer rows.Close()
+			items := make([]item, 0, ps)
+			for rows.Next() {
+				var it item
+				if err := rows.Scan(&it.ID, &it.Name, &it.Price, &it.Qty, &it.Active, &it.Created, &it.Note, &it.Grp); err != nil {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+				items = append(items, it)
+			}
+			if err := rows.Err(); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			writePage(w, items, pg, ps)
+		})
+	}
+
+	if slices.Contains(codes, "ch") {
+		conn, err := openCH(os.Getenv(envCHDSN))
+		if err != nil {
+			log.Printf("direct: ch: %v", err)
+			return 1
+		}
+		defer conn.Close()
+		mux.HandleFunc("GET /ch/items", func(w http.ResponseWriter, r *http.Request) {
+			ps, pg, ok := pageParams(w, r)
+			if !ok {
+				return
+			}
+			rows, err := conn.Query(r.Context(), chSelect, ps, pg*ps)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			defer rows.Close()
+			items := make([]chItem, 0, ps)
+			for rows.Next() {
+				var it chItem
+				if err := rows.Scan(&it.ID, &it.Name, &it.Price, &it.Qty, &it.Active, &it.Created, &it.Note, &it.Grp); err != nil {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+				items = append(items, it)
+			}
+			if err := rows.Err(); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			writePage(w, items, pg, ps)
+		})
+	}
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

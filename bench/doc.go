@@ -1,26 +1,49 @@
-// Command bench measures the Minimal gateway against a direct pgx baseline
-// on the same PostgreSQL table, in the same run, on the same machine.
+// Command bench measures the Minimal gateway against a direct driver
+// baseline on the same tables, in the same run, on the same machine:
+// PostgreSQL (pgx) above all, MariaDB and ClickHouse when their DSNs are
+// set; and a row-scoped, column-limited read against the admin's.
 //
-// Run it with `make bench` (which builds bin/minimal and sets
-// MINIMAL_TEST_PG_DSN), or by hand from the repository root:
+// Run it with `make bench` (which builds bin/minimal and runs
+// scripts/services.sh, which sets MINIMAL_TEST_PG_DSN, MINIMAL_TEST_MA_DSN
+// and MINIMAL_TEST_CH_DSN), or by hand from the repository root:
 //
 //	make build
-//	MINIMAL_TEST_PG_DSN='postgres://…' go run ./bench [-duration 10s] [-concurrency 16] [-rows 1000000] [-keep]
+//	eval "$(scripts/services.sh)"
+//	go run ./bench [-duration 10s] [-concurrency 16] [-rows 1000000] [-dialects pg,ma,ch] [-dialect-rows 100000] [-keep]
+//
+// Only MINIMAL_TEST_PG_DSN is required: a dialect whose DSN is not set, or
+// that -dialects leaves out, gets a "skipped" line saying why. PostgreSQL
+// always runs (the scoped read and the streams need it).
 //
 // What it does:
 //
 //  1. Creates schema minimal_bench with table items (-rows rows of varied
 //     values: text with commas, quotes and non-ASCII, NULLs in every
-//     nullable column, numeric(12,2), timestamptz with microseconds), then
-//     VACUUM ANALYZE.
-//  2. Starts bin/minimal serve on a fresh data dir and registers the schema
-//     with bin/minimal db add.
+//     nullable column, numeric(12,2), timestamptz with microseconds, and
+//     grp, which splits the ids into ten consecutive runs), indexes (grp,
+//     id), then VACUUM ANALYZE. In MariaDB and ClickHouse it creates
+//     database minimal_bench with the same table (-dialect-rows rows, the
+//     same values; ClickHouse 18.16 has no Bool or DateTime64, so active
+//     is a UInt8 and created a DateTime in seconds), from the sequence
+//     engine and from numbers(N) by INSERT … SELECT.
+//  2. Starts bin/minimal serve on a fresh data dir and registers each
+//     schema with bin/minimal db add. Applies a policy file with
+//     bin/minimal apply: identity analyst (role bench-analyst, claims
+//     {grp: 3}), a template granting read on pg/minimal_bench/items with
+//     columns id, name, price, qty, active, created (note and grp hidden),
+//     and the scope grp=eq.{claims.grp}; mints the analyst's token with
+//     bin/minimal token mint.
 //  3. Starts the direct baseline: this binary re-executed with the hidden
-//     flag -serve-direct ADDR, a plain net/http handler that runs the same
-//     SELECT … ORDER BY id LIMIT $1 OFFSET $2 on a default pgxpool and
-//     encodes {"data":[…],"page":{…}} with encoding/json. It is what a
-//     developer would write by hand; the gateway has to stay close to it.
-//     Both pools use pgxpool's default size.
+//     flag -serve-direct ADDR [ma,ch], a plain net/http server that runs
+//     the same SELECT … ORDER BY id LIMIT ? OFFSET ? with the plain driver
+//     and encodes {"data":[…],"page":{…}} with encoding/json: /items on a
+//     default pgxpool (the gateway uses pgxpool's default size too),
+//     /ma/items with database/sql and go-sql-driver/mysql (the statement
+//     prepared once, idle pool as large as the gateway's), /ch/items with
+//     clickhouse-go/v2 over the native protocol. It is what a developer
+//     would write by hand; the gateway has to stay close to it. Before
+//     each comparison one page is fetched from both sides and every value
+//     compared.
 //  4. Load: -concurrency keep-alive workers in this process (neither server
 //     shares it) ask for random 100-row pages 0..99 ordered by id. After a
 //     2 s warm-up of each side, gateway and direct run alternately in two
@@ -28,6 +51,14 @@
 //     Every response must be 200 with exactly 100 rows of the right page
 //     (checked by a byte scan on every response and a full JSON decode with
 //     id checks on every 16th); a single failure fails the run.
+//     Then, the same way but in eight rounds of -duration/8 in the order
+//     A, B, B, A, A, B, …: the analyst's read (pages of the rows with
+//     grp = 3, which the scope selects) against the admin asking for the
+//     same rows and columns by filter (grp=eq.3&fc=id,…,created), so both
+//     run the same SQL and the ratio is what the permission gates cost;
+//     and, in four such rounds each, gateway against direct on MariaDB and
+//     on ClickHouse. A failure there is reported on the dialect's line and
+//     fails the run at the end.
 //  5. Streaming: the gateway is restarted fresh, and the whole table is read
 //     once as CSV; restarted again, once as JSON. While each body is read
 //     and counted, /proc/PID/status VmRSS is sampled every 20 ms; VmHWM is
@@ -41,6 +72,15 @@
 //   - "ratio gateway/direct throughput" is gateway req/s over direct req/s:
 //     1.00 means the gateway adds nothing measurable, the target is ≥ 0.80.
 //     "p50 ratio" is gateway p50 over direct p50 (lower is better).
+//   - "scoped+column-limited read vs admin (same rows): ratio" is the
+//     analyst's req/s over the admin's on the same rows and columns; the
+//     target is ≥ 0.95. The CPU line under it compares the gateway's CPU
+//     per request for both.
+//   - The per-dialect lines ("pg  gateway N req/s  direct M req/s  ratio
+//     R") compare gateway and direct driver for each database type; pg's
+//     is the main comparison above. The target is the same ≥ 0.80. The
+//     ClickHouse line mostly measures the server: 18.16 reads and sorts the
+//     whole table for every ORDER BY id … LIMIT … OFFSET page.
 //   - "server CPU per request" is the server process's user+system CPU time
 //     (/proc/PID/stat) over the requests it answered. On a small machine
 //     shared by PostgreSQL, the load generator and whatever else runs, it
@@ -53,8 +93,8 @@
 //
 // A missed target is printed as MISSED and does not fail the run; errors,
 // non-200 answers and wrong row counts do (exit status 1). Child processes
-// are stopped on every exit path, Ctrl-C included, and the schema is
-// dropped unless -keep.
+// are stopped on every exit path, Ctrl-C included, and the schema and
+// databases are dropped unless -keep.
 //
 // The load generator, PostgreSQL and the server under test share the
 // machine's cores, so absolute numbers depend on the machine; the ratio is

@@ -18,19 +18,32 @@ import (
 // its first); every response gets the cheap byte checks.
 const fullCheckEvery = 16
 
+// pageSet is what a target reads: pages 0..pages-1 of pageSize rows in id
+// order, with extra query parameters, and the id each row must have.
+type pageSet struct {
+	pages  int
+	params string // appended to the query string: "" or "&grp=eq.3&fc=…"
+	idAt   func(pg, i int) int64
+}
+
+// allRows pages through the whole table: row i of page pg has id
+// pg*pageSize+i+1.
+var allRows = pageSet{pages: pageCount, idAt: func(pg, i int) int64 { return int64(pg*pageSize + i + 1) }}
+
 // target is one side of the comparison.
 type target struct {
 	name   string
-	urls   [pageCount]string
+	urls   []string
+	idAt   func(pg, i int) int64
 	token  string
 	client *http.Client
 	pid    int // the server process, for its CPU time; 0 when unknown
 }
 
-func newTarget(name, base, token string, pid, concurrency int) *target {
-	t := &target{name: name, token: token, pid: pid}
+func newTarget(name, base, token string, pid, concurrency int, set pageSet) *target {
+	t := &target{name: name, token: token, pid: pid, idAt: set.idAt, urls: make([]string, set.pages)}
 	for p := range t.urls {
-		t.urls[p] = fmt.Sprintf("%s?ps=%d&pg=%d&oy=id.as", base, pageSize, p)
+		t.urls[p] = fmt.Sprintf("%s?ps=%d&pg=%d&oy=id.as%s", base, pageSize, p, set.params)
 	}
 	t.client = &http.Client{
 		Timeout: 30 * time.Second,
@@ -91,44 +104,66 @@ func (s sideStats) rps() float64 {
 	return float64(s.requests) / s.elapsed.Seconds()
 }
 
+// loadPhase is the main comparison: gateway and direct on the pg table,
+// G, D, G, D.
 func loadPhase(ctx context.Context, g, d *target, o options, sum *summary) error {
+	gs, ds, failures, err := compare(ctx, g, d, o, 2, false, sum)
+	if err != nil {
+		return err
+	}
+	sum.gateway, sum.direct, sum.loadDone = gs, ds, true
+	if failures > 0 {
+		return fmt.Errorf("%d requests failed in the load phase", failures)
+	}
+	return nil
+}
+
+// compare warms both sides up, then measures them alternately in rounds
+// of o.duration/rounds each: a, b, a, b … or, with abba, a, b, b, a, a, b …
+// so that a steady drift of the machine weighs on both alike. Failed
+// requests are counted (also in sum, with a note); err is only the
+// context's.
+func compare(ctx context.Context, a, b *target, o options, rounds int, abba bool, sum *summary) (sa, sb sideStats, failures int, err error) {
 	run := func(t *target, round string, dur time.Duration) (*phase, error) {
-		logf("load %-7s %-7s %s with %d clients", t.name, round, dur, o.concurrency)
+		logf("load %-10s %-7s %s with %d clients", t.name, round, dur, o.concurrency)
 		p := runPhase(ctx, t, round, o.concurrency, dur)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		logf("      %-7s %-7s %6d req  %6.0f req/s  p50 %5.2f ms  p99 %5.2f ms  server CPU %s/req  failures %d",
+		logf("      %-10s %-7s %6d req  %6.0f req/s  p50 %5.2f ms  p99 %5.2f ms  server CPU %s/req  failures %d",
 			t.name, round, p.requests, p.rps(), ms(percentileSorted(p.lat, 50)), ms(percentileSorted(p.lat, 99)), micros(p.cpuPerReq()), p.failures)
 		sum.failures += p.failures
+		failures += p.failures
 		if p.failures > 0 {
 			sum.failureNotes = append(sum.failureNotes, fmt.Sprintf("%s round %s: %d failed requests, first: %s", t.name, round, p.failures, p.firstErr))
 		}
 		return p, nil
 	}
-	for _, t := range []*target{g, d} {
+	for _, t := range []*target{a, b} {
 		if _, err := run(t, "warm-up", warmup); err != nil {
-			return err
+			return sa, sb, 0, err
 		}
 	}
-	half := o.duration / 2
-	measured := map[string][]*phase{}
-	for round := 1; round <= 2; round++ {
-		for _, t := range []*target{g, d} {
-			p, err := run(t, strconv.Itoa(round), half)
+	each := o.duration / time.Duration(rounds)
+	var pa, pb []*phase
+	for round := 1; round <= rounds; round++ {
+		order := []*target{a, b}
+		if abba && round%2 == 0 {
+			order = []*target{b, a}
+		}
+		for _, t := range order {
+			p, err := run(t, strconv.Itoa(round), each)
 			if err != nil {
-				return err
+				return sa, sb, 0, err
 			}
-			measured[t.name] = append(measured[t.name], p)
+			if t == a {
+				pa = append(pa, p)
+			} else {
+				pb = append(pb, p)
+			}
 		}
 	}
-	sum.gateway = merge(g.name, measured[g.name])
-	sum.direct = merge(d.name, measured[d.name])
-	sum.loadDone = true
-	if sum.failures > 0 {
-		return fmt.Errorf("%d requests failed in the load phase", sum.failures)
-	}
-	return nil
+	return merge(a.name, pa), merge(b.name, pb), failures, nil
 }
 
 func merge(name string, ps []*phase) sideStats {
@@ -173,12 +208,12 @@ func runPhase(ctx context.Context, t *target, round string, concurrency int, dur
 			rng := rand.New(rand.NewPCG(uint64(start.UnixNano()), uint64(w)))
 			var body bytes.Buffer
 			for k := 0; time.Now().Before(deadline) && ctx.Err() == nil; k++ {
-				pg := rng.IntN(pageCount)
+				pg := rng.IntN(len(t.urls))
 				t0 := time.Now()
 				err := fetch(ctx, t, pg, &body)
 				lat := time.Since(t0)
 				if err == nil {
-					err = checkPage(body.Bytes(), pg, k%fullCheckEvery == 0)
+					err = checkPage(body.Bytes(), pg, k%fullCheckEvery == 0, t.idAt)
 				}
 				if err != nil {
 					if ctx.Err() != nil {
@@ -239,9 +274,10 @@ var (
 )
 
 // checkPage verifies a page answer: the envelope, 100 row objects and the
-// page object by byte scans; with full, a JSON decode checking every id.
-// (Inside a JSON string a quote is escaped, so {"id": only opens a row.)
-func checkPage(b []byte, pg int, full bool) error {
+// page object by byte scans; with full, a JSON decode checking every id
+// against idAt. (Inside a JSON string a quote is escaped, so {"id": only
+// opens a row.)
+func checkPage(b []byte, pg int, full bool, idAt func(pg, i int) int64) error {
 	if !bytes.HasPrefix(b, dataOpen) {
 		return fmt.Errorf("body does not start with %s: %.100s", dataOpen, b)
 	}
@@ -271,24 +307,27 @@ func checkPage(b []byte, pg int, full bool) error {
 		return fmt.Errorf("decoded %d rows, page %d size %d; want %d rows of page %d", len(doc.Data), doc.Page.Number, doc.Page.Size, pageSize, pg)
 	}
 	for i, r := range doc.Data {
-		if want := int64(pg*pageSize + i + 1); r.ID != want || r.Name == "" {
+		if want := idAt(pg, i); r.ID != want || r.Name == "" {
 			return fmt.Errorf("row %d: id %d name %q, want id %d", i, r.ID, r.Name, want)
 		}
 	}
 	return nil
 }
 
-// crossCheck fetches one page from both sides and compares every value, so
-// the baseline is known to do the same work as the gateway.
-func crossCheck(ctx context.Context, gwBase, directBase, token string) error {
+// crossCheck fetches page 3 from both targets and compares every value of
+// cols (and that there are no others), so both are known to do the same
+// work.
+func crossCheck(ctx context.Context, a, b *target, cols []string) error {
 	const pg = 3
-	get := func(base string) ([]map[string]any, error) {
-		t := newTarget("check", base, token, 0, 1)
+	if len(a.urls) <= pg || len(b.urls) <= pg {
+		return fmt.Errorf("fewer than %d pages", pg+1)
+	}
+	get := func(t *target) ([]map[string]any, error) {
 		var body bytes.Buffer
 		if err := fetch(ctx, t, pg, &body); err != nil {
 			return nil, err
 		}
-		if err := checkPage(body.Bytes(), pg, true); err != nil {
+		if err := checkPage(body.Bytes(), pg, true, t.idAt); err != nil {
 			return nil, err
 		}
 		dec := json.NewDecoder(&body)
@@ -301,30 +340,36 @@ func crossCheck(ctx context.Context, gwBase, directBase, token string) error {
 		}
 		return doc.Data, nil
 	}
-	g, err := get(gwBase)
+	g, err := get(a)
 	if err != nil {
-		return fmt.Errorf("gateway: %w", err)
+		return fmt.Errorf("%s: %w", a.name, err)
 	}
-	d, err := get(directBase)
+	d, err := get(b)
 	if err != nil {
-		return fmt.Errorf("direct: %w", err)
+		return fmt.Errorf("%s: %w", b.name, err)
 	}
-	cols := []string{"id", "name", "price", "qty", "active", "created", "note"}
 	for i := range g {
 		if len(g[i]) != len(cols) || len(d[i]) != len(cols) {
-			return fmt.Errorf("row %d: %d columns from the gateway, %d from direct, want %d", i, len(g[i]), len(d[i]), len(cols))
+			return fmt.Errorf("row %d: %d columns from %s, %d from %s, want %d", i, len(g[i]), a.name, len(d[i]), b.name, len(cols))
 		}
 		for _, c := range cols {
+			if _, ok := g[i][c]; !ok {
+				return fmt.Errorf("row %d: no column %s from %s", i, c, a.name)
+			}
+			if _, ok := d[i][c]; !ok {
+				return fmt.Errorf("row %d: no column %s from %s", i, c, b.name)
+			}
 			if !sameValue(c, g[i][c], d[i][c]) {
-				return fmt.Errorf("row %d column %s: gateway %#v, direct %#v", i, c, g[i][c], d[i][c])
+				return fmt.Errorf("row %d column %s: %s %#v, %s %#v", i, c, a.name, g[i][c], b.name, d[i][c])
 			}
 		}
 	}
 	return nil
 }
 
-// sameValue compares one decoded cell: numbers by exact value, timestamps
-// as instants (the two sides may print different offsets).
+// sameValue compares one decoded cell: numbers by exact value (a driver
+// may write a decimal as a JSON string), timestamps as instants (the two
+// sides may print different offsets).
 func sameValue(col string, a, b any) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
@@ -339,17 +384,28 @@ func sameValue(col string, a, b any) bool {
 		at, err1 := time.Parse(time.RFC3339Nano, as)
 		bt, err2 := time.Parse(time.RFC3339Nano, bs)
 		return err1 == nil && err2 == nil && at.Equal(bt)
-	case "id", "price", "qty":
-		an, ok1 := a.(json.Number)
-		bn, ok2 := b.(json.Number)
+	case "id", "price", "qty", "grp":
+		an, ok1 := numberText(a)
+		bn, ok2 := numberText(b)
 		if !ok1 || !ok2 {
 			return false
 		}
-		ar, ok1 := new(big.Rat).SetString(string(an))
-		br, ok2 := new(big.Rat).SetString(string(bn))
+		ar, ok1 := new(big.Rat).SetString(an)
+		br, ok2 := new(big.Rat).SetString(bn)
 		return ok1 && ok2 && ar.Cmp(br) == 0
 	}
 	return a == b
+}
+
+// numberText is a decoded number (or a number written as a string) as text.
+func numberText(v any) (string, bool) {
+	switch v := v.(type) {
+	case json.Number:
+		return string(v), true
+	case string:
+		return v, true
+	}
+	return "", false
 }
 
 // percentileSorted is the nearest-rank percentile of sorted latencies.

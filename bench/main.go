@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -30,19 +31,37 @@ const (
 	rssTargetMB = 100
 	// ratioTarget is the throughput target of gateway over direct.
 	ratioTarget = 0.80
+	// scopedRounds and dialectRounds are the alternating rounds of the
+	// scoped read and of the ma and ch comparisons (a, b, b, a, …): shorter
+	// rounds than the main comparison's, so that a burst of load from
+	// something else on the machine weighs on both sides alike. ClickHouse
+	// answers in hundreds of milliseconds here, hence fewer for dialects.
+	scopedRounds  = 8
+	dialectRounds = 4
 )
 
 func main() {
+	// -serve-direct ADDR [CODES] or -serve-direct=ADDR [CODES]; CODES is
+	// a comma-separated list of the dialects to serve besides pg.
 	if len(os.Args) >= 2 && (os.Args[1] == serveDirectFlag || strings.HasPrefix(os.Args[1], serveDirectFlag+"=")) {
+		rest := os.Args[2:]
 		addr, ok := strings.CutPrefix(os.Args[1], serveDirectFlag+"=")
 		if !ok {
-			if len(os.Args) < 3 {
+			if len(rest) < 1 {
 				fmt.Fprintln(os.Stderr, "bench: -serve-direct needs an address")
 				os.Exit(2)
 			}
-			addr = os.Args[2]
+			addr, rest = rest[0], rest[1:]
 		}
-		os.Exit(serveDirect(addr))
+		var codes []string
+		if len(rest) > 0 {
+			for _, c := range strings.Split(rest[0], ",") {
+				if c = strings.TrimSpace(c); c != "" {
+					codes = append(codes, c)
+				}
+			}
+		}
+		os.Exit(serveDirect(addr, codes))
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -51,6 +70,8 @@ type options struct {
 	duration    time.Duration
 	concurrency int
 	rows        int
+	dialectRows int
+	dialects    []string
 	keep        bool
 	bin         string
 }
@@ -67,7 +88,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per side, split into two alternating rounds")
 	fs.IntVar(&o.concurrency, "concurrency", 16, "concurrent keep-alive clients")
 	fs.IntVar(&o.rows, "rows", 1000000, "rows in the bench table (and streamed in the RSS measure)")
-	fs.BoolVar(&o.keep, "keep", false, "keep schema "+benchSchema+" after the run")
+	fs.IntVar(&o.dialectRows, "dialect-rows", 100000, "rows in the MariaDB and ClickHouse bench tables")
+	dialectList := fs.String("dialects", "pg,ma,ch", "dialects compared gateway vs direct driver (pg always runs: the other measures need it)")
+	fs.BoolVar(&o.keep, "keep", false, "keep schema "+benchSchema+" (and the "+benchDB+" databases) after the run")
 	fs.StringVar(&o.bin, "bin", filepath.Join("bin", "minimal"), "gateway binary (make build)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s=DSN go run ./bench [flags]\n\n", envDSN)
@@ -91,6 +114,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: -rows must be at least %d (the load phase reads pages 0..%d of %d rows)\n", pageSize*pageCount, pageCount-1, pageSize)
 		return 2
 	}
+	if o.dialectRows < pageSize*pageCount {
+		fmt.Fprintf(stderr, "bench: -dialect-rows must be at least %d (the load phase reads pages 0..%d of %d rows)\n", pageSize*pageCount, pageCount-1, pageSize)
+		return 2
+	}
+	var err error
+	if o.dialects, err = parseDialects(*dialectList); err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return 2
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -111,7 +143,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // bench runs every step; deferred cleanups stop the children, drop the
-// schema and remove the temporary directory whatever happens.
+// schema and databases and remove the temporary directory whatever happens.
 func bench(ctx context.Context, o options) (_ *summary, err error) {
 	dsn := strings.TrimSpace(os.Getenv(envDSN))
 	if dsn == "" {
@@ -171,6 +203,64 @@ func bench(ctx context.Context, o options) (_ *summary, err error) {
 	logf("data ready in %.1f s", time.Since(t0).Seconds())
 
 	sum := &summary{pgVersion: pgVersion, cores: runtime.NumCPU(), concurrency: o.concurrency, rows: o.rows}
+	pgLine := &dialectLine{code: "pg", product: "PostgreSQL", version: pgVersion, rows: o.rows}
+	sum.dialects = append(sum.dialects, pgLine)
+	// The other dialects: a failure there is reported on its line and
+	// fails the run at the end, after everything else was measured.
+	var others []*dialectLine
+	for _, spec := range dialectSpecs[1:] {
+		l := &dialectLine{code: spec.code, product: spec.product, rows: o.dialectRows}
+		sum.dialects = append(sum.dialects, l)
+		l.dsn = strings.TrimSpace(os.Getenv(spec.env))
+		switch {
+		case !slices.Contains(o.dialects, spec.code):
+			l.skipped = "not in -dialects"
+			continue
+		case l.dsn == "":
+			l.skipped = spec.env + " is not set (make bench sets it from scripts/services.sh)"
+			continue
+		}
+		setup := setupMA
+		if spec.code == "ch" {
+			setup = setupCH
+		}
+		logf("%s: creating %s.%s with %d rows", spec.product, benchDB, benchTable, o.dialectRows)
+		t0 := time.Now()
+		version, drop, serr := setup(ctx, l.dsn, o.dialectRows)
+		l.version = version
+		if drop != nil {
+			defer func() {
+				if o.keep {
+					logf("keeping %s database %s (-keep)", spec.product, benchDB)
+					return
+				}
+				if derr := drop(); derr != nil {
+					logf("could not drop %s database %s: %v", spec.product, benchDB, derr)
+					return
+				}
+				logf("dropped %s database %s", spec.product, benchDB)
+			}()
+		}
+		if serr != nil {
+			if ctx.Err() != nil {
+				return sum, ctx.Err()
+			}
+			l.fail(serr)
+			continue
+		}
+		logf("%s %s: data ready in %.1f s", spec.product, version, time.Since(t0).Seconds())
+		others = append(others, l)
+	}
+	// failed reports the other dialects' failures once all is done.
+	failed := func() error {
+		var errs []error
+		for _, l := range sum.dialects {
+			if l.err != "" {
+				errs = append(errs, fmt.Errorf("dialect %s: %s", l.code, l.err))
+			}
+		}
+		return errors.Join(errs...)
+	}
 	kids := &children{}
 	defer kids.stopAll()
 
@@ -179,44 +269,124 @@ func bench(ctx context.Context, o options) (_ *summary, err error) {
 	gwCfg := gatewayConfig{bin: bin, dataDir: dataDir, logDir: logDir, maxPage: max(2000000, o.rows)}
 	gw, err := startGateway(ctx, kids, gwCfg)
 	if err != nil {
-		return nil, err
+		return sum, err
 	}
-	if err := registerSchema(ctx, gwCfg, dsn); err != nil {
-		return nil, err
+	if err := registerSchema(ctx, gwCfg, "pg", benchSchema, dsn); err != nil {
+		return sum, err
+	}
+	for _, l := range others {
+		if err := registerSchema(ctx, gwCfg, l.code, benchDB, l.dsn); err != nil {
+			if ctx.Err() != nil {
+				return sum, ctx.Err()
+			}
+			l.fail(err)
+		}
 	}
 	token, err := readToken(dataDir)
 	if err != nil {
-		return nil, err
+		return sum, err
 	}
-	gwBase := "http://" + gw.addr + "/minimal/api/rest/auto/v1/demo/demo/pg/" + benchSchema + "/" + benchTable
+	apiBase := "http://" + gw.addr + "/minimal/api/rest/auto/v1/demo/demo/"
+	gwBase := apiBase + "pg/" + benchSchema + "/" + benchTable
 	if err := waitTable(ctx, gw, gwBase, token, 30*time.Second); err != nil {
-		return nil, err
+		return sum, err
 	}
 	logf("gateway pid %d on %s serves %s.%s", gw.pid(), gw.addr, benchSchema, benchTable)
+	for _, l := range others {
+		if l.err != "" {
+			continue
+		}
+		if err := waitTable(ctx, gw, apiBase+l.code+"/"+benchDB+"/"+benchTable, token, 30*time.Second); err != nil {
+			if ctx.Err() != nil {
+				return sum, ctx.Err()
+			}
+			l.fail(err)
+			continue
+		}
+		logf("gateway serves %s/%s.%s", l.code, benchDB, benchTable)
+	}
+	analystToken, err := setupAnalyst(ctx, gwCfg, tmp)
+	if err != nil {
+		return sum, err
+	}
+	// The running gateway picks the policy up within about a second.
+	if err := waitTable(ctx, gw, gwBase, analystToken, 30*time.Second); err != nil {
+		return sum, fmt.Errorf("as %s: %w", analystIdentity, err)
+	}
+	logf("identity %s (role %s, claims {grp: %d}) reads %s", analystIdentity, analystRole, analystGroup, benchObject)
 
 	// 3. Direct baseline.
 	self, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return sum, err
 	}
-	direct, err := startDirect(ctx, kids, self, logDir)
+	var codes []string
+	for _, l := range others {
+		if l.err == "" {
+			codes = append(codes, l.code)
+		}
+	}
+	direct, err := startDirect(ctx, kids, self, logDir, codes)
 	if err != nil {
-		return nil, err
+		return sum, err
 	}
-	directBase := "http://" + direct.addr + "/items"
+	directRoot := "http://" + direct.addr
+	directBase := directRoot + "/items"
 	logf("direct baseline pid %d on %s", direct.pid(), direct.addr)
 
 	// Same page, same values, from both: the baseline does the same work.
-	if err := crossCheck(ctx, gwBase, directBase, token); err != nil {
-		return nil, fmt.Errorf("gateway and direct disagree: %w", err)
+	g := newTarget("gateway", gwBase, token, gw.pid(), o.concurrency, allRows)
+	d := newTarget("direct", directBase, token, direct.pid(), o.concurrency, allRows)
+	if err := crossCheck(ctx, g, d, dialectColumns); err != nil {
+		return sum, fmt.Errorf("gateway and direct disagree: %w", err)
 	}
 	logf("cross-check: page 3 identical on both sides")
 
 	// 4. Load.
-	g := newTarget("gateway", gwBase, token, gw.pid(), o.concurrency)
-	d := newTarget("direct", directBase, token, direct.pid(), o.concurrency)
 	if err := loadPhase(ctx, g, d, o, sum); err != nil {
 		return sum, err
+	}
+	pgLine.gateway, pgLine.direct, pgLine.done = sum.gateway, sum.direct, true
+
+	// 4b. Scoped, column-limited read vs the admin's equivalent query.
+	an := newTarget("analyst", gwBase, analystToken, gw.pid(), o.concurrency, scopedPages(o.rows))
+	ad := newTarget("admin", gwBase, token, gw.pid(), o.concurrency, adminEquivalent(o.rows))
+	if err := crossCheck(ctx, an, ad, analystColumns); err != nil {
+		return sum, fmt.Errorf("scoped read and the admin's equivalent disagree: %w", err)
+	}
+	logf("cross-check: page 3 of the scoped read identical to the admin's (%d pages of rows with grp = %d)", len(an.urls), analystGroup)
+	as, ads, failures, err := compare(ctx, an, ad, o, scopedRounds, true, sum)
+	if err != nil {
+		return sum, err
+	}
+	sum.analyst, sum.admin, sum.scopedDone, sum.scopedPages = as, ads, true, len(an.urls)
+	if failures > 0 {
+		return sum, fmt.Errorf("%d requests failed in the scoped read", failures)
+	}
+
+	// 4c. The other dialects, gateway vs direct driver.
+	for _, l := range others {
+		if l.err != "" {
+			continue
+		}
+		lg := newTarget(l.code+" gateway", apiBase+l.code+"/"+benchDB+"/"+benchTable, token, gw.pid(), o.concurrency, allRows)
+		ld := newTarget(l.code+" direct", directRoot+"/"+l.code+"/items", token, direct.pid(), o.concurrency, allRows)
+		if err := crossCheck(ctx, lg, ld, dialectColumns); err != nil {
+			if ctx.Err() != nil {
+				return sum, ctx.Err()
+			}
+			l.fail(fmt.Errorf("gateway and direct disagree: %w", err))
+			continue
+		}
+		logf("cross-check %s: page 3 identical on both sides", l.code)
+		gs, ds, failures, err := compare(ctx, lg, ld, o, dialectRounds, true, sum)
+		if err != nil {
+			return sum, err
+		}
+		l.gateway, l.direct, l.done = gs, ds, true
+		if failures > 0 {
+			l.fail(fmt.Errorf("%d requests failed", failures))
+		}
 	}
 	// The load phase is over: free the CPU the baseline might still use.
 	direct.stop()
@@ -241,7 +411,7 @@ func bench(ctx context.Context, o options) (_ *summary, err error) {
 		}
 	}
 	gw.stop()
-	return sum, nil
+	return sum, failed()
 }
 
 func serverVersion(ctx context.Context, conn *pgx.Conn) string {

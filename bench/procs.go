@@ -125,9 +125,12 @@ type gatewayConfig struct {
 // startGateway starts bin/minimal serve on a free port and waits for its
 // "serving REST" log line, which names the address.
 func startGateway(ctx context.Context, kids *children, cfg gatewayConfig) (*child, error) {
+	// Free ports for both faces: a server already on the default MCP port
+	// (a test, a developer's gateway) must not stop the bench's.
 	cmd := exec.Command(cfg.bin, "serve",
 		"--data-dir", cfg.dataDir,
 		"--rest-addr", "127.0.0.1:0",
+		"--mcp-addr", "127.0.0.1:0",
 		"--max-page-size", fmt.Sprint(cfg.maxPage))
 	cmd.Env = os.Environ()
 	c, err := kids.start("gateway", cmd, cfg.logDir)
@@ -172,17 +175,32 @@ func servingAddr(logPath string) string {
 	return ""
 }
 
-// registerSchema runs bin/minimal db add for the bench schema.
-func registerSchema(ctx context.Context, cfg gatewayConfig, dsn string) error {
-	cmd := exec.CommandContext(ctx, cfg.bin, "db", "add",
+// registerSchema runs bin/minimal db add for a bench schema (a PostgreSQL
+// schema, a MariaDB or ClickHouse database).
+func registerSchema(ctx context.Context, cfg gatewayConfig, typ, schema, dsn string) error {
+	out, err := minimal(ctx, cfg, "db", "add",
 		"--data-dir", cfg.dataDir, "--org", "demo", "--project", "demo",
-		"--type", "pg", "--schema", benchSchema, "--dsn", dsn)
-	out, err := cmd.CombinedOutput()
+		"--type", typ, "--schema", schema, "--dsn", dsn)
 	if err != nil {
-		return fmt.Errorf("minimal db add: %v: %s", err, bytes.TrimSpace(out))
+		return err
 	}
-	logf("%s", bytes.TrimSpace(out))
+	logf("%s", out)
 	return nil
+}
+
+// minimal runs a bin/minimal command and returns its trimmed output.
+func minimal(ctx context.Context, cfg gatewayConfig, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, cfg.bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		name := args[0]
+		if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+			name += " " + args[1]
+		}
+		return "", fmt.Errorf("minimal %s: %v: %s", name, err, bytes.TrimSpace(append(stdout.Bytes(), stderr.Bytes()...)))
+	}
+	return string(bytes.TrimSpace(stdout.Bytes())), nil
 }
 
 func readToken(dataDir string) (string, error) {
@@ -233,10 +251,11 @@ func waitTable(ctx context.Context, gw *child, base, token string, timeout time.
 	}
 }
 
-// startDirect re-executes this binary as the direct baseline on a free port;
-// it prints "listening ADDR" on stdout when ready.
-func startDirect(ctx context.Context, kids *children, self, logDir string) (*child, error) {
-	cmd := exec.Command(self, serveDirectFlag, "127.0.0.1:0")
+// startDirect re-executes this binary as the direct baseline on a free port,
+// serving pg and the dialects of codes; it prints "listening ADDR" on
+// stdout when ready.
+func startDirect(ctx context.Context, kids *children, self, logDir string, codes []string) (*child, error) {
+	cmd := exec.Command(self, serveDirectFlag, "127.0.0.1:0", strings.Join(codes, ","))
 	cmd.Env = os.Environ()
 	pr, pw, err := os.Pipe()
 	if err != nil {

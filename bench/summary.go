@@ -19,7 +19,45 @@ type summary struct {
 	failures        int
 	failureNotes    []string
 
+	scopedDone     bool
+	scopedPages    int
+	analyst, admin sideStats
+
+	dialects []*dialectLine
+
 	streams []streamResult
+}
+
+// scopedTarget is the throughput target of the scoped, column-limited read
+// over the admin's equivalent query.
+const scopedTarget = 0.95
+
+// dialectLine is one database type's gateway vs direct comparison.
+type dialectLine struct {
+	code, product, version string
+	rows                   int
+	dsn                    string
+	skipped                string // why it was not measured
+	err                    string // what failed
+
+	done            bool
+	gateway, direct sideStats
+}
+
+func (l *dialectLine) fail(err error) {
+	if l.err == "" {
+		l.err = err.Error()
+	}
+	logf("%s: FAILED: %v", l.code, err)
+}
+
+func printSide(b *strings.Builder, side sideStats) {
+	rounds := make([]string, len(side.rounds))
+	for i, r := range side.rounds {
+		rounds[i] = fmt.Sprintf("%.0f", r)
+	}
+	fmt.Fprintf(b, "%-8s %6.0f req/s  p50 %.2f ms  p99 %.2f ms   (server CPU %s/req; %d requests; rounds %s req/s)\n",
+		side.name, side.rps(), ms(side.p50), ms(side.p99), micros(side.cpuPerReq()), side.requests, strings.Join(rounds, ", "))
 }
 
 func (s *summary) print(w io.Writer) {
@@ -28,12 +66,7 @@ func (s *summary) print(w io.Writer) {
 		s.pgVersion, s.cores, s.concurrency, pageSize)
 	if s.loadDone {
 		for _, side := range []sideStats{s.gateway, s.direct} {
-			rounds := make([]string, len(side.rounds))
-			for i, r := range side.rounds {
-				rounds[i] = fmt.Sprintf("%.0f", r)
-			}
-			fmt.Fprintf(&b, "%-8s %6.0f req/s  p50 %.2f ms  p99 %.2f ms   (server CPU %s/req; %d requests; rounds %s req/s)\n",
-				side.name, side.rps(), ms(side.p50), ms(side.p99), micros(side.cpuPerReq()), side.requests, strings.Join(rounds, ", "))
+			printSide(&b, side)
 		}
 		if d := s.direct.rps(); d > 0 {
 			ratio := s.gateway.rps() / d
@@ -49,6 +82,54 @@ func (s *summary) print(w io.Writer) {
 		}
 		if g, d := s.gateway.cpuPerReq(), s.direct.cpuPerReq(); g > 0 && d > 0 {
 			fmt.Fprintf(&b, "ratio gateway/direct server CPU per request: %.2f\n", float64(g)/float64(d))
+		}
+	}
+	if s.scopedDone {
+		fmt.Fprintf(&b, "\nscoped read as %s (columns %s; scope grp=eq.{claims.grp}) vs admin (grp=eq.%d&fc=…), %d pages of the rows with grp = %d:\n",
+			analystIdentity, strings.Join(analystColumns, ","), analystGroup, s.scopedPages, analystGroup)
+		for _, side := range []sideStats{s.analyst, s.admin} {
+			printSide(&b, side)
+		}
+		if a := s.admin.rps(); a > 0 {
+			ratio := s.analyst.rps() / a
+			mark := ""
+			if ratio < scopedTarget {
+				mark = "  MISSED"
+			}
+			fmt.Fprintf(&b, "scoped+column-limited read vs admin (same rows): ratio %.2f (target ≥ %.2f)%s\n", ratio, scopedTarget, mark)
+		}
+		if a, d := s.analyst.cpuPerReq(), s.admin.cpuPerReq(); a > 0 && d > 0 {
+			fmt.Fprintf(&b, "scoped vs admin server CPU per request: %s vs %s (ratio admin/scoped %.2f)\n", micros(a), micros(d), float64(d)/float64(a))
+		}
+	}
+	if len(s.dialects) > 0 {
+		fmt.Fprintf(&b, "\ngateway vs direct driver per dialect (same run, %d-row pages by id):\n", pageSize)
+		for _, l := range s.dialects {
+			switch {
+			case l.skipped != "":
+				fmt.Fprintf(&b, "%-3s skipped: %s\n", l.code, l.skipped)
+				continue
+			case !l.done && l.err != "":
+				fmt.Fprintf(&b, "%-3s FAILED: %s\n", l.code, l.err)
+				continue
+			case !l.done:
+				fmt.Fprintf(&b, "%-3s not measured (the run stopped before it)\n", l.code)
+				continue
+			}
+			ratio := 0.0
+			if d := l.direct.rps(); d > 0 {
+				ratio = l.gateway.rps() / d
+			}
+			mark := ""
+			if ratio < ratioTarget {
+				mark = "  MISSED"
+			}
+			fmt.Fprintf(&b, "%-3s gateway %.0f req/s  direct %.0f req/s  ratio %.2f%s   (%s %s, %d rows; p50 %.2f vs %.2f ms; server CPU %s vs %s/req)\n",
+				l.code, l.gateway.rps(), l.direct.rps(), ratio, mark, l.product, l.version, l.rows,
+				ms(l.gateway.p50), ms(l.direct.p50), micros(l.gateway.cpuPerReq()), micros(l.direct.cpuPerReq()))
+			if l.err != "" {
+				fmt.Fprintf(&b, "    FAILED: %s\n", l.err)
+			}
 		}
 	}
 	if s.failures > 0 {

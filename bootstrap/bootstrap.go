@@ -95,12 +95,19 @@ func Ensure(ctx context.Context, st *store.Store, dataDir string, key []byte, ve
 	return files, nil
 }
 
+// getOrCreate reads a thing, creating it when it is not found. When the
+// create meets a conflict, another process (a replica starting at the same
+// time on the same control plane) created it in between: read it again.
 func getOrCreate[T any](get, create func() (T, error)) (T, error) {
 	v, err := get()
 	if err == nil || fault.KindOf(err) != fault.NotFound {
 		return v, err
 	}
-	return create()
+	v, err = create()
+	if fault.KindOf(err) == fault.Conflict {
+		return get()
+	}
+	return v, err
 }
 
 // ensureNotes registers the mini-app database and creates and fills the
@@ -130,6 +137,10 @@ func ensureNotes(ctx context.Context, st *store.Store, projectID, dataDir string
 		log.Info("created sample mini-app table", "dir", filepath.Join(dir, "notes"))
 	}
 	_, err = st.AddDatabase(ctx, store.Database{ProjectID: projectID, Type: "mi", Schema: MiSchema, DSN: dir})
+	if fault.KindOf(err) == fault.Conflict {
+		// A replica starting at the same time registered its own copy first.
+		return nil
+	}
 	return err
 }
 

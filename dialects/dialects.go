@@ -131,6 +131,31 @@ type Config struct {
 	StatementTimeout time.Duration
 	// MaxConns bounds the pool; 0 lets the driver choose.
 	MaxConns int
+	// AcquireTimeout bounds the wait for a connection of the pool, apart
+	// from the statement timeout: past it the call fails as fault.Timeout
+	// saying the pool is exhausted. 0 means the request's own deadline.
+	// Sources that pool through database/sql cannot bound the wait
+	// separately and ignore it.
+	AcquireTimeout time.Duration
+}
+
+// PoolStats is a snapshot of a source's connection pool.
+type PoolStats struct {
+	// MaxConns is the pool's size; Idle, Acquired and Constructing count
+	// its connections by state.
+	MaxConns, Idle, Acquired, Constructing int64
+	// Acquires counts acquisitions since the pool opened; EmptyAcquires
+	// those that found no idle connection; CanceledAcquires those that
+	// gave up (timeout or cancel).
+	Acquires, EmptyAcquires, CanceledAcquires int64
+	// AcquireWait is the total time spent acquiring.
+	AcquireWait time.Duration
+}
+
+// Stats is the optional ability of a Source to report its pool, found by
+// a type assertion; metrics use it.
+type Stats interface {
+	PoolStats() PoolStats
 }
 
 // Factory opens a Source of one type.

@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/littlebitlabs/minimal/dialects"
@@ -24,7 +26,14 @@ type source struct {
 	tables   map[string]*dialects.Table
 	loadedAt time.Time
 	tried    time.Time
+
+	// stats is the open source's dialects.Stats, if it has the ability,
+	// readable without mu: a scrape must not wait behind an introspection
+	// of a database that does not answer.
+	stats atomic.Pointer[statsBox]
 }
+
+type statsBox struct{ dialects.Stats }
 
 // catalog maps registered databases to live sources and cached tables.
 type catalog struct {
@@ -38,6 +47,8 @@ type catalog struct {
 	seq     int64
 	loaded  bool
 	sources map[dbKey]*source
+	// names maps project ids to "org/project", for metric labels.
+	names map[string]string
 }
 
 func newCatalog(st *store.Store, cfg Config, log *slog.Logger, authz *permissions.Authorizer) *catalog {
@@ -76,6 +87,7 @@ func (c *catalog) sync(ctx context.Context) error {
 		next[k] = &source{db: d, cfg: dialects.Config{
 			DSN: d.DSN, Schema: d.Schema,
 			StatementTimeout: c.cfg.StatementTimeout, MaxConns: c.cfg.MaxConns,
+			AcquireTimeout: c.cfg.AcquireTimeout,
 		}}
 		c.log.Info("database registered", "project", d.ProjectID, "type", d.Type, "schema", d.Schema)
 	}
@@ -93,6 +105,13 @@ func (c *catalog) sync(ctx context.Context) error {
 	return nil
 }
 
+// changes returns the store's change hints (store.Changes), on which Run
+// syncs at once instead of waiting for its next poll. The poll stays: a
+// hint can be missed, and on SQLite other processes send none.
+func (c *catalog) changes(ctx context.Context) <-chan struct{} {
+	return c.st.Changes(ctx)
+}
+
 // loadPolicies hands every project's policy to the authorizer. A policy
 // that does not compile keeps the previous one in force and is logged.
 func (c *catalog) loadPolicies(ctx context.Context) error {
@@ -101,6 +120,7 @@ func (c *catalog) loadPolicies(ctx context.Context) error {
 		return err
 	}
 	all := map[string]store.Policy{}
+	names := map[string]string{}
 	for _, o := range orgs {
 		projs, err := c.st.Projects(ctx, o.ID)
 		if err != nil {
@@ -112,8 +132,12 @@ func (c *catalog) loadPolicies(ctx context.Context) error {
 				return err
 			}
 			all[p.ID] = pol
+			names[p.ID] = o.Abbr + "/" + p.Abbr
 		}
 	}
+	c.mu.Lock()
+	c.names = names
+	c.mu.Unlock()
 	if err := c.authz.Load(all); err != nil {
 		c.log.Error("policy not loaded; the previous policy stays in force", "err", err)
 	}
@@ -154,6 +178,7 @@ func (s *source) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.src != nil {
+		s.stats.Store(nil)
 		_ = s.src.Close()
 		s.src = nil
 	}
@@ -172,6 +197,9 @@ func (s *source) openLocked(ctx context.Context) (dialects.Source, error) {
 		return nil, fault.Wrap(fault.Unavailable, err, "database %s/%s is unavailable", s.db.Type, s.db.Schema)
 	}
 	s.src = src
+	if st, ok := src.(dialects.Stats); ok {
+		s.stats.Store(&statsBox{st})
+	}
 	return src, nil
 }
 
@@ -240,3 +268,33 @@ func (s *source) allTables(ctx context.Context, refresh time.Duration) ([]*diale
 }
 
 var errNoTable = fault.New(fault.NotFound, "table not found")
+
+// PoolStat is the pool of one registered database.
+type PoolStat struct {
+	// Database is "org/project/type/schema".
+	Database string
+	dialects.PoolStats
+}
+
+// Pools reports the pools of the registered databases that are open and
+// whose dialect reports its pool (dialects.Stats), sorted by Database. It
+// never waits on a database.
+func (e *Engine) Pools() []PoolStat {
+	c := e.cat
+	c.mu.RLock()
+	var out []PoolStat
+	for k, s := range c.sources {
+		box := s.stats.Load()
+		if box == nil {
+			continue
+		}
+		name, ok := c.names[k.project]
+		if !ok {
+			name = k.project
+		}
+		out = append(out, PoolStat{Database: name + "/" + k.typ + "/" + k.schema, PoolStats: box.PoolStats()})
+	}
+	c.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Database < out[j].Database })
+	return out
+}

@@ -7,6 +7,7 @@
 // of introspected tables; it follows the control-plane store's change
 // counter so a `minimal db add` reaches a running server within seconds.
 //
-// engine imports auth (Principal), permissions, dialects, store and query;
-// never api or mcp.
+// engine imports auth (Principal), permissions, dialects, store, query and
+// observe (the request id and face of a context, for audit entries); never
+// api or mcp.
 package engine

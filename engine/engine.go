@@ -9,6 +9,7 @@ import (
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/observe"
 	"github.com/littlebitlabs/minimal/permissions"
 	"github.com/littlebitlabs/minimal/query"
 	"github.com/littlebitlabs/minimal/store"
@@ -20,6 +21,10 @@ type Config struct {
 	StatementTimeout time.Duration
 	// MaxConns bounds each database's pool (driver default when 0).
 	MaxConns int
+	// AcquireTimeout bounds the wait for a pooled connection of a database
+	// whose dialect supports it (pg); past it the call answers 504 saying
+	// the pool is exhausted. 0: only the request's deadline bounds it.
+	AcquireTimeout time.Duration
 	// PollInterval is how often the store's change counter is read (1s).
 	PollInterval time.Duration
 	// RefreshInterval is how long introspected tables are trusted (30s).
@@ -29,7 +34,39 @@ type Config struct {
 	MissRefresh time.Duration
 	// Logger receives audit and catalog events.
 	Logger *slog.Logger
+	// Audit, when set, receives an entry for every data operation besides
+	// its log line. Record must not block (store.AuditWriter queues).
+	Audit Auditor
+	// Refused, when set, is told of every refusal by a permission gate, in
+	// the request's context; metrics count them by gate.
+	Refused func(ctx context.Context, gate RefusalGate)
 }
+
+// Auditor keeps audit entries; store.AuditWriter is the one the server uses.
+type Auditor interface {
+	// Record takes an entry without blocking and reports whether it was
+	// kept.
+	Record(store.AuditEntry) bool
+}
+
+// RefusalGate names the permission gate that refused an operation.
+type RefusalGate string
+
+// The gates, as the refusals metric labels them.
+const (
+	// GateLock: the token's key_type AND the matching locks do not allow
+	// the action.
+	GateLock RefusalGate = "lock"
+	// GateTemplate: no permission template allows the action (or one
+	// denies it).
+	GateTemplate RefusalGate = "template"
+	// GateScope: the row scope cannot be applied, or written values fall
+	// outside it.
+	GateScope RefusalGate = "scope"
+	// GateHidden: the caller holds no action at all on the table, which
+	// answers like a missing table (404).
+	GateHidden RefusalGate = "hidden"
+)
 
 func (c *Config) defaults() {
 	if c.StatementTimeout == 0 {
@@ -71,19 +108,26 @@ func New(ctx context.Context, st *store.Store, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Run follows the store until ctx ends: registrations, removals and locks
-// take effect within PollInterval.
+// Run follows the store until ctx ends: registrations, removals, locks and
+// policies take effect as soon as the store announces a write (every write
+// on a PostgreSQL control plane, through LISTEN/NOTIFY; this process's own
+// on SQLite), and within PollInterval otherwise.
 func (e *Engine) Run(ctx context.Context) {
 	t := time.NewTicker(e.cfg.PollInterval)
 	defer t.Stop()
+	wake := e.cat.changes(ctx)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := e.cat.sync(ctx); err != nil && ctx.Err() == nil {
-				e.log.Warn("catalog refresh failed", "err", err)
+		case _, ok := <-wake:
+			if !ok {
+				wake = nil // the store was closed: the poll is all there is
 			}
+		}
+		if err := e.cat.sync(ctx); err != nil && ctx.Err() == nil {
+			e.log.Warn("catalog refresh failed", "err", err)
 		}
 	}
 }
@@ -118,7 +162,7 @@ func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Pla
 	object := permissions.Object(plan.Type, plan.Schema, plan.Table)
 	defer func() {
 		if err != nil {
-			e.audit(p, plan, object, 0, err, start)
+			e.audit(ctx, p, plan, object, 0, err, start)
 		}
 	}()
 	if p == nil {
@@ -136,6 +180,7 @@ func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Pla
 		return nil, err
 	}
 	if err := g.applyScope(plan); err != nil {
+		e.refused(ctx, nil, GateScope)
 		return nil, err
 	}
 
@@ -150,14 +195,14 @@ func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Pla
 			return nil, err
 		}
 		return &Result{Action: plan.Action, Columns: rows.Columns(), Rows: &auditRows{peekRows: pr, done: func(n int64, err error) {
-			e.audit(p, plan, object, n, err, start)
+			e.audit(ctx, p, plan, object, n, err, start)
 		}}}, nil
 	default:
 		wr, err := src.Write(ctx, plan)
 		if err != nil {
 			return nil, err
 		}
-		e.audit(p, plan, object, wr.RowsAffected, nil, start)
+		e.audit(ctx, p, plan, object, wr.RowsAffected, nil, start)
 		res := &Result{Action: plan.Action, RowsAffected: wr.RowsAffected}
 		if plan.Action == query.Insert && wr.Returned != nil {
 			// Return only what the caller may read.
@@ -170,21 +215,58 @@ func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Pla
 	}
 }
 
-func (e *Engine) audit(p *auth.Principal, plan *query.Plan, object string, n int64, err error, start time.Time) {
-	attrs := []any{
-		"action", plan.Action.String(), "object", object, "rows", n,
-		"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
-	}
-	if p != nil {
-		attrs = append(attrs, "identity", p.Identity, "roles", p.Roles, "project", p.Project)
-	}
+// audit records one operation of Execute; see auditOp.
+func (e *Engine) audit(ctx context.Context, p *auth.Principal, plan *query.Plan, object string, n int64, err error, start time.Time) {
+	e.auditOp(ctx, p, plan.Action.String(), object, n, err, start)
+}
+
+// auditOp records one data operation — action on object, n rows, err its
+// outcome — as a log line ("audit") always, and as an entry for the audit
+// table through cfg.Audit when the caller is known. The request id and face
+// come from ctx (observe.Middleware), so the entry and the request's log
+// lines share the id. Nothing here blocks. Every road to a database (Execute,
+// custom API calls) audits through it.
+func (e *Engine) auditOp(ctx context.Context, p *auth.Principal, action, object string, n int64, err error, start time.Time) {
+	d := time.Since(start)
+	outcome, msg := "ok", ""
 	if err != nil {
 		fe := fault.As(err)
-		attrs = append(attrs, "outcome", fe.WireCode(), "message", fe.Message)
-	} else {
-		attrs = append(attrs, "outcome", "ok")
+		outcome, msg = fe.WireCode(), fe.Message
 	}
-	e.log.Info("audit", attrs...)
+	rid, face := observe.RequestID(ctx), observe.Face(ctx)
+	attrs := []slog.Attr{
+		slog.String("action", action), slog.String("object", object), slog.Int64("rows", n),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("outcome", outcome),
+	}
+	if msg != "" {
+		attrs = append(attrs, slog.String("message", msg))
+	}
+	if p != nil {
+		attrs = append(attrs, slog.String("identity", p.Identity), slog.Any("roles", p.Roles), slog.String("project", p.Project))
+	}
+	if face != "" {
+		attrs = append(attrs, slog.String("face", face))
+	}
+	if rid != "" {
+		attrs = append(attrs, slog.String("request_id", rid))
+	}
+	e.log.LogAttrs(ctx, slog.LevelInfo, "audit", attrs...)
+	if e.cfg.Audit == nil || p == nil {
+		return
+	}
+	e.cfg.Audit.Record(store.AuditEntry{
+		At: start.UTC(), ProjectID: p.ProjectID, IdentityID: p.IdentityID, Identity: p.Identity, Roles: p.Roles,
+		Face: face, Object: object, Action: action, Rows: n, Outcome: outcome, Message: msg,
+		RequestID: rid, Duration: d,
+	})
+}
+
+// refused tells cfg.Refused of a refusal by a gate. tr is the explanation
+// being built by Explain, which is not an operation and is not counted.
+func (e *Engine) refused(ctx context.Context, tr *Explanation, gate RefusalGate) {
+	if e.cfg.Refused != nil && tr == nil {
+		e.cfg.Refused(ctx, gate)
+	}
 }
 
 // TableInfo describes a table for listings.

@@ -34,6 +34,7 @@ func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.P
 	}
 	if d.Hidden {
 		tr.gate("visibility", "hidden", "no role holds any action on %s: answers 404 like a missing table", object)
+		e.refused(ctx, tr, GateHidden)
 		return nil, errNoTable
 	}
 	s := e.cat.get(p.ProjectID, plan.Type, plan.Schema)
@@ -51,16 +52,19 @@ func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.P
 	eff := permissions.EffectiveMask(p.KeyType, e.authz.Locks(p.ProjectID), object)
 	if !p.KeyType.Allows(plan.Action) {
 		tr.gate("1 lock mask", "refuse", "key_type %s does not allow %s", p.KeyType, plan.Action)
+		e.refused(ctx, tr, GateLock)
 		return nil, permissions.Refusal(p.Roles)
 	}
 	if !eff.Allows(plan.Action) {
 		tr.gate("1 lock mask", "refuse", "key_type %s AND locks = %s: %s is locked", p.KeyType, eff, plan.Action)
+		e.refused(ctx, tr, GateLock)
 		return nil, permissions.LockedRefusal(plan.Action, p.Roles)
 	}
 	tr.gate("1 lock mask", "pass", "key_type %s AND locks = %s", p.KeyType, eff)
 	// Gate 2: permission template.
 	if !d.Allowed {
 		tr.gate("2 template", "refuse", "no allow rule for %s on %s for roles %v, or a deny rule matched", plan.Action, object, p.Roles)
+		e.refused(ctx, tr, GateTemplate)
 		return nil, permissions.Refusal(p.Roles)
 	}
 	if d.Columns == nil {
@@ -79,6 +83,7 @@ func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.P
 				x, err := f.Instantiate(vars)
 				if err != nil {
 					tr.gate("3 row scope", "refuse", "%s", fault.As(err).Message)
+					e.refused(ctx, tr, GateScope)
 					return nil, permissions.Refusal(p.Roles)
 				}
 				and = append(and, x)
@@ -91,6 +96,7 @@ func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.P
 		if err := query.Walk(or, func(c *query.Cond) error { return coerceCond(c, tbl) }); err != nil {
 			e.log.Warn("row scope does not fit the table; refusing", "object", object, "err", err)
 			tr.gate("3 row scope", "refuse", "scope does not fit the table: %s", fault.As(err).Message)
+			e.refused(ctx, tr, GateScope)
 			return nil, permissions.Refusal(p.Roles)
 		}
 		g.scope = or

@@ -11,6 +11,7 @@ import (
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/miniapp"
 	"github.com/littlebitlabs/minimal/sessions"
 	"github.com/littlebitlabs/minimal/store"
 )
@@ -38,6 +39,7 @@ const Instructions = `Minimal serves the tables of your organization's databases
 1. Call start_ai_session {name, context} and send its session_id as the X-Session-Id header on every later call; only start_ai_session and help work without it.
 2. Find data with meta_list_databases, meta_list_tables {type, schema} and meta_describe_table {type, schema, table}.
 3. Read with auto_read_rows (always put an order in query.oy: without it the row order is the database's); write with auto_insert_rows, auto_update_rows and auto_delete_rows.
+4. meta_list_custom_apis lists the custom APIs your project defines for you; call them with call_api {uri, method, version, params}.
 Every call is journaled with its arguments before it runs: never put a secret in an argument.
 A result with isError true is a refusal: report its code and message (a permission refusal names your roles) and do not retry with other credentials.`
 
@@ -48,6 +50,9 @@ type Deps struct {
 	Store    *store.Store
 	// Sessions keeps the AI sessions; its idle timeout is the sessions'.
 	Sessions *sessions.Manager
+	// MiniApp configures the mini-app tools (drop-in mode's default table
+	// and reload).
+	MiniApp miniapp.Config
 }
 
 // Config bounds what a request may ask for.
@@ -68,6 +73,7 @@ type Server struct {
 	ver  *auth.Verifier
 	st   *store.Store
 	sess *sessions.Manager
+	mini *miniapp.Service
 	cfg  Config
 	log  *slog.Logger
 }
@@ -86,7 +92,8 @@ func New(d Deps, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Server{eng: d.Engine, ver: d.Verifier, st: d.Store, sess: d.Sessions, cfg: cfg, log: cfg.Logger}
+	return &Server{eng: d.Engine, ver: d.Verifier, st: d.Store, sess: d.Sessions, cfg: cfg, log: cfg.Logger,
+		mini: miniapp.New(d.Engine, d.Store, d.MiniApp)}
 }
 
 // build makes the mcp-go server with the tools of a transport: over stdio
@@ -115,20 +122,21 @@ func (s *Server) build(stdio bool) *mcpserver.MCPServer {
 		p, err := s.principal(ctx)
 		kept := make([]mcpgo.Tool, 0, len(res.Tools)) // never nil: "tools" must be an array
 		for _, def := range res.Tools {
-			if t := lookup(tools, def.Name); err == nil && t != nil && t.usableBy(s.eng, p) {
+			if t := lookup(tools, def.Name); (err == nil && t != nil && t.usableBy(s.eng, p)) || s.miniAppListed(ctx, def.Name) {
 				kept = append(kept, def)
 			}
 		}
 		res.Tools = kept
 	})
-	srv := mcpserver.NewMCPServer("minimal", s.cfg.Version,
+	srv := mcpserver.NewMCPServer("minimal", s.cfg.Version, append([]mcpserver.ServerOption{
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithInstructions(Instructions),
 		mcpserver.WithHooks(hooks),
-	)
+	}, s.miniAppOptions()...)...)
 	for _, t := range tools {
 		srv.AddTool(t.definition(), s.handler(t, tools))
 	}
+	s.addMiniApp(srv, hooks)
 	return srv
 }
 

@@ -10,6 +10,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/custom"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
@@ -140,6 +141,7 @@ var catalog = []*tool{
 		example: `{"type": "mi", "schema": "app", "table": "notes"}`,
 		run:     (*Server).describeTable,
 	},
+	listCustomAPIsTool,
 	{
 		name: "auto_read_rows", session: true, readOnly: true, action: query.Read,
 		desc: `Read one page of a table's rows. query holds REST parameters: oy orders ("id.as", "name.ds"), fc picks columns ("id,name"), every other key filters (column: "op.value"). Without oy the order is the database's. Returns {"data": [rows], "page": {"number", "size"}}.`,
@@ -177,6 +179,7 @@ var catalog = []*tool{
 		example: `{"type": "mi", "schema": "app", "table": "notes", "query": {"title": "eq.Call Ada"}}`,
 		run:     (*Server).deleteRows,
 	},
+	callAPITool,
 }
 
 func timeOrNull(t time.Time, ok bool) *string {
@@ -209,11 +212,19 @@ func (s *Server) endSession(ctx context.Context, c *call) (answer, error) {
 	}{ss.ID, timeOrNull(ss.EndedAt, true)}, "")
 }
 
-func (s *Server) help(_ context.Context, c *call) (answer, error) {
+func (s *Server) help(ctx context.Context, c *call) (answer, error) {
 	if name := c.args.str("tool"); name != "" {
 		t := lookup(c.tools, name)
 		if t == nil || !t.usableBy(s.eng, c.p) {
 			return answer{}, fault.New(fault.NotFound, "no tool %q for you: help without arguments lists the tools you can use", name)
+		}
+		var apis *[]custom.Info // call_api: the custom APIs the caller may call
+		if t.name == callAPIName {
+			list, err := s.customInfos(ctx, c)
+			if err != nil {
+				return answer{}, err
+			}
+			apis = &list
 		}
 		return jsonAnswer(struct {
 			Name            string          `json:"name"`
@@ -221,7 +232,8 @@ func (s *Server) help(_ context.Context, c *call) (answer, error) {
 			SessionRequired bool            `json:"session_required"`
 			InputSchema     json.RawMessage `json:"input_schema"`
 			Example         json.RawMessage `json:"example"`
-		}{t.name, t.desc, t.session, schema(t.params), json.RawMessage(t.example)}, "")
+			CustomAPIs      *[]custom.Info  `json:"custom_apis,omitempty"`
+		}{t.name, t.desc, t.session, schema(t.params), json.RawMessage(t.example), apis}, "")
 	}
 	type entry struct {
 		Name        string `json:"name"`

@@ -88,3 +88,17 @@ func TestLoad(t *testing.T) {
 		})
 	}
 }
+
+// Every migration runs unchanged on SQLite and PostgreSQL (the store's
+// suite applies them to both); this catches the usual SQLite-only syntax
+// before a database does.
+func TestAllPortable(t *testing.T) {
+	for _, m := range All() {
+		upper := strings.ToUpper(m.SQL)
+		for _, banned := range []string{"AUTOINCREMENT", "INSERT OR", "WITHOUT ROWID", "PRAGMA", "DATETIME(", "STRFTIME(", "GLOB "} {
+			if strings.Contains(upper, banned) {
+				t.Errorf("%04d_%s uses SQLite-only %s", m.Version, m.Name, banned)
+			}
+		}
+	}
+}

@@ -27,6 +27,18 @@
 //	  - {object: "pg/public/audit_log", mask: "-r--"}
 //	scopes:
 //	  - {role: hr-analyst, object: "pg/public/employees", filter: "department_id=eq.{claims.department_id}"}
+//	custom_apis:                   # see docs/custom-apis.md
+//	  - uri: employees/by-department
+//	    method: GET                # GET, POST, PUT or DELETE
+//	    version: 1                 # 1 or more; versions coexist
+//	    type: pg                   # the registered database
+//	    schema: public
+//	    mode: read                 # read or write
+//	    roles: [hr-analyst]        # admin may always call
+//	    tables: [employees]        # tables read, for locks
+//	    params:
+//	      - {name: dept, type: integer, required: true, min: 1}
+//	    sql: SELECT id, full_name FROM employees WHERE department_id = :dept ORDER BY id
 //
 // Decoding is strict: an unknown key, a repeated key or a second YAML
 // document is an error naming the line. Objects are type[/schema[/table]]
@@ -46,13 +58,16 @@
 // or null is left as it is. The policy sections are written in one store
 // transaction (store.ReplacePolicy); identities and spaces are written one
 // by one before it, so a failure part way leaves a state that a rerun of
-// the same file completes.
+// the same file completes. custom_apis works the same way: present, it
+// replaces the project's custom APIs (matched by uri, method and version)
+// in one more transaction (store.ReplaceCustomAPIs), after custom.Check
+// accepted every definition.
 //
 // Apply is idempotent: when the store already matches, it writes nothing
 // and the change counter does not move. Export renders a project as a file
 // that applies back as nothing to change.
 //
-// policy imports fault, query and store of the project; it must not import
+// policy imports custom, fault, query and store of the project; it must not import
 // engine, permissions, api or auth, which consume what it writes through
 // the store.
 package policy

@@ -46,8 +46,8 @@ func findProject(ctx context.Context, st *store.Store, orgID, name string) (stor
 
 // Export returns the whole state of a project as a policy file: every
 // space and identity (with their kind, space, roles, claims, key_type and
-// enabled flag written out) and the four policy sections (always present,
-// so applying the file replaces them). Applying it to the same store is
+// enabled flag written out), the four policy sections and the custom APIs
+// (always present, so applying the file replaces them). Applying it to the same store is
 // nothing to change.
 func Export(ctx context.Context, st *store.Store, org, project string) (*File, error) {
 	o, p, err := Resolve(ctx, st, org, project)
@@ -66,12 +66,18 @@ func Export(ctx context.Context, st *store.Store, org, project string) (*File, e
 	if err != nil {
 		return nil, err
 	}
+	apis, err := st.CustomAPIs(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
 	f := &File{
 		Org: o.Name, Project: p.Name,
 		Templates: make([]Template, 0, len(pol.Templates)),
 		Bindings:  make([]Binding, 0, len(pol.Bindings)),
 		Locks:     make([]Lock, 0, len(pol.Locks)),
 		Scopes:    make([]Scope, 0, len(pol.Scopes)),
+
+		CustomAPIs: make([]CustomAPI, 0, len(apis)),
 	}
 	spaceName := make(map[string]string, len(spaces))
 	for _, s := range spaces {
@@ -105,6 +111,9 @@ func Export(ctx context.Context, st *store.Store, org, project string) (*File, e
 	}
 	for _, s := range pol.Scopes {
 		f.Scopes = append(f.Scopes, Scope{Role: s.Role, Object: s.Object, Filter: s.Filter})
+	}
+	for _, d := range apis {
+		f.CustomAPIs = append(f.CustomAPIs, fromDef(d))
 	}
 	return f, nil
 }
@@ -146,5 +155,6 @@ func (f *File) Text() string {
 	for _, s := range f.Scopes {
 		fmt.Fprintf(&b, "scope %s on %s where %s\n", s.Role, s.Object, s.Filter)
 	}
+	f.customAPIsText(&b)
 	return b.String()
 }

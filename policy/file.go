@@ -38,6 +38,9 @@ type File struct {
 	Bindings  []Binding  `yaml:"bindings"`
 	Locks     []Lock     `yaml:"locks"`
 	Scopes    []Scope    `yaml:"scopes"`
+	// CustomAPIs, when present (even empty), replaces the project's custom
+	// APIs as a whole.
+	CustomAPIs []CustomAPI `yaml:"custom_apis"`
 
 	source               string // "policy file" or the path, for messages
 	orgLine, projectLine int
@@ -238,6 +241,7 @@ func (f *File) setLines(doc *yaml.Node) {
 			f.Scopes[i].line = n.Line
 		}
 	}
+	f.customAPILines(top)
 }
 
 // lookup returns the value of key in a mapping node, or nil.
@@ -271,6 +275,9 @@ func (f *File) Marshal() ([]byte, error) {
 	if out.Scopes == nil {
 		out.Scopes = []Scope{}
 	}
+	if out.CustomAPIs == nil {
+		out.CustomAPIs = []CustomAPI{}
+	}
 	var n yaml.Node
 	if err := n.Encode(&out); err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "policy: encode file")
@@ -295,6 +302,7 @@ func (f *File) Marshal() ([]byte, error) {
 			}
 		}
 	}
+	flowParams(&n)
 	quote(lookup(&n, "locks"), "mask")
 	quote(lookup(&n, "identities"), "key_type")
 	if ts := lookup(&n, "templates"); ts != nil {

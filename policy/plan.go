@@ -147,6 +147,12 @@ func Apply(ctx context.Context, st *store.Store, f *File) (Changes, error) {
 		if err := st.ReplacePolicy(ctx, p.project.ID, p.policy); err != nil {
 			return fail(err)
 		}
+		wrote = true
+	}
+	if p.customChanged {
+		if err := st.ReplaceCustomAPIs(ctx, p.project.ID, p.customAPIs); err != nil {
+			return fail(err)
+		}
 	}
 	return p.changes, nil
 }
@@ -169,6 +175,9 @@ type plan struct {
 
 	policy        store.Policy
 	policyChanged bool
+
+	customAPIs    []store.CustomAPI // the section's definitions, when present
+	customChanged bool
 }
 
 // wantIdentity is an identity to write, with its space by name (it may not
@@ -220,6 +229,7 @@ func makePlan(ctx context.Context, st *store.Store, f *File) (*plan, error) {
 		spaces     []store.Space
 		identities []store.Identity
 		current    = store.Policy{}
+		customAPIs []store.CustomAPI
 	)
 	if p.projectFound {
 		if spaces, err = st.Spaces(ctx, p.project.ID); err != nil {
@@ -231,12 +241,16 @@ func makePlan(ctx context.Context, st *store.Store, f *File) (*plan, error) {
 		if current, err = st.Policy(ctx, p.project.ID); err != nil {
 			return nil, err
 		}
+		if customAPIs, err = st.CustomAPIs(ctx, p.project.ID); err != nil {
+			return nil, err
+		}
 	}
 	p.planSpaces(f, spaces)
 	p.planIdentities(f, identities, spaces)
 	if err := p.planPolicy(f, current); err != nil {
 		return nil, err
 	}
+	p.planCustomAPIs(f, customAPIs)
 	return p, nil
 }
 

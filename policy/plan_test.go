@@ -400,7 +400,7 @@ identities:
 		t.Fatal(err)
 	}
 	eb, _ := ef.Marshal()
-	if want := "org: demo\nproject: empty\ntemplates: []\nbindings: []\nlocks: []\nscopes: []\n"; string(eb) != want {
+	if want := "org: demo\nproject: empty\ntemplates: []\nbindings: []\nlocks: []\nscopes: []\ncustom_apis: []\n"; string(eb) != want {
 		t.Fatalf("empty export = %q", eb)
 	}
 }

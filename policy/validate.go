@@ -189,6 +189,7 @@ func (f *File) Validate() error {
 			p.add(s.line, "%s: %s", what, fault.As(err).Message)
 		}
 	}
+	f.checkCustomAPIs(&p)
 	return p.err(f.source)
 }
 

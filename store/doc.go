@@ -11,14 +11,23 @@
 // SQLITE_BUSY, and the migration runner re-checks schema_migrations inside
 // its write transaction, so a migration is applied exactly once.
 //
-// Every statement is written once, with '?' placeholders, in SQL that
-// PostgreSQL accepts as well (no INSERT OR REPLACE, no SQLite functions; ids
-// are TEXT UUIDs made in Go, times BIGINT Unix nanoseconds, booleans INTEGER
-// 0/1, upserts as ON CONFLICT ... DO UPDATE). A PostgreSQL backend reuses the
-// same statements after rebinding '?' to $1, $2, … and maps its unique
-// violation (SQLSTATE 23505) to fault.Conflict where this package maps
-// SQLITE_CONSTRAINT_UNIQUE; the migration runner would take an advisory lock
-// where SQLite relies on BEGIN IMMEDIATE.
+// With EnvControlDSN (MINIMAL_CONTROL_DSN) set, or a DSN given to
+// OpenControl, the store is a PostgreSQL database instead, through pgx's
+// database/sql driver, and several gateway replicas share it. The data
+// directory still holds the master key file (unless EnvMasterKey is set,
+// as it must be for replicas to share the key).
+//
+// Every statement is written once, with '?' placeholders, in SQL that both
+// accept (no INSERT OR REPLACE, no SQLite functions; ids are TEXT UUIDs made
+// in Go, times BIGINT Unix nanoseconds, booleans INTEGER 0/1, upserts as ON
+// CONFLICT ... DO UPDATE), and the same numbered migrations build both. What
+// differs is data in one place (dialect): on PostgreSQL the driver wrapper
+// rebinds '?' to $1, $2, …; the migration runner holds an advisory lock
+// where SQLite relies on BEGIN IMMEDIATE; a write transaction takes the
+// change counter's row lock first, which makes writers take turns as BEGIN
+// IMMEDIATE does; a read-only transaction is REPEATABLE READ, one snapshot;
+// SQLSTATE 23505 is fault.Conflict as SQLITE_CONSTRAINT_UNIQUE is, and an
+// unreachable server fault.Unavailable.
 //
 // # Change counter
 //
@@ -29,6 +38,11 @@
 // nothing, the counter included. AI sessions and their journal are data,
 // not configuration: they are written without moving the counter, so MCP
 // traffic does not make every server reload its catalog and policies.
+//
+// Changes tells a server to look now rather than at its next poll: on
+// PostgreSQL every write also sends NOTIFY on ChangesChannel in its
+// transaction, and Changes listens on a connection of its own; on SQLite it
+// reports the writes made through the same Store.
 //
 // # Policy
 //
@@ -53,5 +67,6 @@
 // missing row, Conflict for a duplicate, Internal for the rest (Timeout when
 // the context deadline passed). Callers test fault.KindOf, never the text.
 //
-// store imports fault and migrations of the project.
+// store imports fault and migrations of the project, and pgx's database/sql
+// driver for the PostgreSQL backend.
 package store

@@ -41,7 +41,9 @@ func strip(p Policy) Policy {
 	return p
 }
 
-func TestPolicyEmpty(t *testing.T) {
+func TestPolicyEmpty(t *testing.T) { eachBackend(t, testPolicyEmpty) }
+
+func testPolicyEmpty(t *testing.T) {
 	s, _ := newStore(t)
 	_, p, _ := tenant(t, s, "a")
 	got := must[Policy](t)(s.Policy(t.Context(), p.ID))
@@ -54,7 +56,9 @@ func TestPolicyEmpty(t *testing.T) {
 	wantKind(t, s.ReplacePolicy(t.Context(), "nope", examplePolicy()), fault.NotFound)
 }
 
-func TestReplacePolicyRoundTrip(t *testing.T) {
+func TestReplacePolicyRoundTrip(t *testing.T) { eachBackend(t, testReplacePolicyRoundTrip) }
+
+func testReplacePolicyRoundTrip(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	_, p, _ := tenant(t, s, "a")
@@ -167,7 +171,9 @@ func TestReplacePolicyRoundTrip(t *testing.T) {
 	}
 }
 
-func TestReplacePolicyInvalid(t *testing.T) {
+func TestReplacePolicyInvalid(t *testing.T) { eachBackend(t, testReplacePolicyInvalid) }
+
+func testReplacePolicyInvalid(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	_, p, _ := tenant(t, s, "a")
@@ -225,6 +231,10 @@ func TestReplacePolicyInvalid(t *testing.T) {
 }
 
 func TestLockPatternsOfOneToThreeSegments(t *testing.T) {
+	eachBackend(t, testLockPatternsOfOneToThreeSegments)
+}
+
+func testLockPatternsOfOneToThreeSegments(t *testing.T) {
 	s, _ := newStore(t)
 	_, p, _ := tenant(t, s, "a")
 	for _, pat := range []string{"pg", "pg/public", "pg/public/t", "*", "*/*"} {
@@ -234,7 +244,9 @@ func TestLockPatternsOfOneToThreeSegments(t *testing.T) {
 	}
 }
 
-func TestUpdateIdentity(t *testing.T) {
+func TestUpdateIdentity(t *testing.T) { eachBackend(t, testUpdateIdentity) }
+
+func testUpdateIdentity(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	_, p, main := tenant(t, s, "a")

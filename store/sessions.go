@@ -180,6 +180,13 @@ func (s *Store) BeginCall(ctx context.Context, sessionID string, at time.Time, c
 	var ss Session
 	e := JournalEntry{SessionID: sessionID, Tool: tool, Arguments: arguments, StartedAt: time.Unix(0, at.UnixNano()).UTC()}
 	err := s.record(ctx, "store: journal call", func(tx *sql.Tx) error {
+		// Calls of one session take turns from here (on SQLite the whole
+		// transaction is exclusive already), so two never get the same Seq.
+		if s.dia.lockSession != "" {
+			if _, err := tx.ExecContext(ctx, s.dia.lockSession, sessionID); err != nil {
+				return err
+			}
+		}
 		var err error
 		if ss, err = oneSession(ctx, tx, sessionID); err != nil {
 			return err

@@ -17,7 +17,9 @@ func sessionOwner(t *testing.T, s *Store, abbr string) (Project, Identity) {
 	return p, id
 }
 
-func TestSessionsLifecycle(t *testing.T) {
+func TestSessionsLifecycle(t *testing.T) { eachBackend(t, testSessionsLifecycle) }
+
+func testSessionsLifecycle(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	p, id := sessionOwner(t, s, "a")
@@ -105,7 +107,9 @@ func TestSessionsLifecycle(t *testing.T) {
 
 // Journal writes are records: they leave the change counter, which makes
 // servers reload their caches, alone.
-func TestSessionWritesLeaveChangeSeq(t *testing.T) {
+func TestSessionWritesLeaveChangeSeq(t *testing.T) { eachBackend(t, testSessionWritesLeaveChangeSeq) }
+
+func testSessionWritesLeaveChangeSeq(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	p, id := sessionOwner(t, s, "a")
@@ -126,7 +130,9 @@ func TestSessionWritesLeaveChangeSeq(t *testing.T) {
 }
 
 // Concurrent calls of one session get distinct, gapless sequence numbers.
-func TestJournalConcurrentCalls(t *testing.T) {
+func TestJournalConcurrentCalls(t *testing.T) { eachBackend(t, testJournalConcurrentCalls) }
+
+func testJournalConcurrentCalls(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	p, id := sessionOwner(t, s, "a")

@@ -3,13 +3,18 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -28,16 +33,35 @@ const dsnParams = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=
 
 // Store is a handle on the control-plane database. It is safe for
 // concurrent use by several goroutines, and several Stores (in one process
-// or several) may share one data directory.
+// or several) may share one data directory or one PostgreSQL control plane.
 type Store struct {
 	db   *sql.DB
 	keys *sealer
+	dia  dialect
+	// pgcfg is the PostgreSQL configuration, for LISTEN connections; nil
+	// on SQLite.
+	pgcfg *pgx.ConnConfig
+	hub   hub
+	// closing ends with Close (shut), and with it the Changes channels.
+	closing context.Context
+	shut    context.CancelFunc
 }
 
-// Open opens (creating it if needed) the control-plane store in dataDir:
-// it creates the directory with mode 0700, opens <dataDir>/control.db,
-// applies pending migrations and loads the master key (see package doc).
+// Open opens (creating it if needed) the control-plane store of dataDir:
+// it creates the directory with mode 0700 and loads the master key (see
+// package doc); then, when EnvControlDSN is set, it connects to that
+// PostgreSQL database, else it opens <dataDir>/control.db; and it applies
+// pending migrations.
 func Open(ctx context.Context, dataDir string) (*Store, error) {
+	return OpenControl(ctx, dataDir, os.Getenv(EnvControlDSN))
+}
+
+// OpenControl is Open with the control plane named by the caller instead
+// of EnvControlDSN: controlDSN empty for the SQLite file in dataDir, or a
+// PostgreSQL connection string. The data directory is used either way, for
+// the master key file (when EnvMasterKey is unset) and by callers for
+// token files.
+func OpenControl(ctx context.Context, dataDir, controlDSN string) (*Store, error) {
 	if dataDir == "" {
 		return nil, fault.New(fault.Invalid, "store: data directory is empty")
 	}
@@ -55,6 +79,36 @@ func Open(ctx context.Context, dataDir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	s := &Store{keys: keys, dia: sqliteDialect}
+	if controlDSN = strings.TrimSpace(controlDSN); controlDSN != "" {
+		s.dia = postgres
+		if s.db, s.pgcfg, err = openPostgres(ctx, controlDSN); err != nil {
+			return nil, err
+		}
+	} else if s.db, err = openSQLite(ctx, dataDir); err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, s.db, s.dia); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	s.closing, s.shut = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Exists reports whether there is a control-plane store to open for
+// dataDir without creating one: with EnvControlDSN set, the PostgreSQL
+// control plane is taken to exist; otherwise <dataDir>/control.db must.
+func Exists(dataDir string) bool {
+	if strings.TrimSpace(os.Getenv(EnvControlDSN)) != "" {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(dataDir, DBFile))
+	return err == nil
+}
+
+// openSQLite opens <dataDir>/control.db.
+func openSQLite(ctx context.Context, dataDir string) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", filepath.Join(dataDir, DBFile)+"?"+dsnParams)
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "store: open %s", DBFile)
@@ -63,15 +117,24 @@ func Open(ctx context.Context, dataDir string) (*Store, error) {
 		db.Close()
 		return nil, dbErr(err, "store: open %s", DBFile)
 	}
-	if err := migrate(ctx, db); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return &Store{db: db, keys: keys}, nil
+	return db, nil
 }
 
-// Close releases the database handle. The Store must not be used after.
+// Backend names the control plane's database: "SQLite" or "PostgreSQL".
+func (s *Store) Backend() string { return s.dia.name }
+
+// Ping checks that the control plane answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return dbErr(err, "store: ping the %s control plane", s.dia.name)
+	}
+	return nil
+}
+
+// Close releases the database handle and closes the Changes channels. The
+// Store must not be used after.
 func (s *Store) Close() error {
+	s.shut()
 	if err := s.db.Close(); err != nil {
 		return fault.Wrap(fault.Internal, err, "store: close")
 	}
@@ -89,9 +152,29 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 }
 
 // migrate creates schema_migrations if needed and applies every pending
-// migration, each in its own transaction together with its record.
-func migrate(ctx context.Context, db *sql.DB) error {
-	_, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+// migration, each in its own transaction together with its record. It runs
+// on one connection, inside the dialect's migration lock when it has one.
+func migrate(ctx context.Context, db *sql.DB, d dialect) (err error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return dbErr(err, "store: migrate")
+	}
+	defer conn.Close()
+	if d.migrateLock != "" {
+		if _, err := conn.ExecContext(ctx, d.migrateLock); err != nil {
+			return dbErr(err, "store: take the migration lock")
+		}
+		defer func() {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if _, uerr := conn.ExecContext(uctx, d.migrateUnlock); uerr != nil {
+				// Never hand a connection that may still hold the lock back
+				// to the pool: dropping it ends its session and the lock.
+				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+			}
+		}()
+	}
+	_, err = conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
     version    INTEGER NOT NULL PRIMARY KEY,
     name       TEXT    NOT NULL,
     applied_at BIGINT  NOT NULL
@@ -99,7 +182,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return dbErr(err, "store: create schema_migrations")
 	}
-	applied, err := appliedVersions(ctx, db)
+	applied, err := appliedVersions(ctx, conn)
 	if err != nil {
 		return err
 	}
@@ -107,15 +190,15 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		if applied[m.Version] {
 			continue
 		}
-		if err := applyMigration(ctx, db, m); err != nil {
+		if err := applyMigration(ctx, conn, m); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func appliedVersions(ctx context.Context, db *sql.DB) (map[int]bool, error) {
-	rows, err := db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+func appliedVersions(ctx context.Context, q querier) (map[int]bool, error) {
+	rows, err := q.QueryContext(ctx, `SELECT version FROM schema_migrations`)
 	if err != nil {
 		return nil, dbErr(err, "store: read schema_migrations")
 	}
@@ -136,9 +219,10 @@ func appliedVersions(ctx context.Context, db *sql.DB) (map[int]bool, error) {
 
 // applyMigration runs m unless another process applied it since we looked:
 // the check is repeated inside the write transaction, which BEGIN IMMEDIATE
-// makes exclusive among writers.
-func applyMigration(ctx context.Context, db *sql.DB, m migrations.Migration) error {
-	tx, err := db.BeginTx(ctx, nil)
+// makes exclusive among writers on SQLite (on PostgreSQL the advisory lock
+// taken by migrate already does).
+func applyMigration(ctx context.Context, conn *sql.Conn, m migrations.Migration) error {
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return dbErr(err, "store: migration %04d_%s", m.Version, m.Name)
 	}
@@ -166,12 +250,21 @@ func applyMigration(ctx context.Context, db *sql.DB, m migrations.Migration) err
 // write runs fn in a transaction, bumps the change counter in the same
 // transaction and commits. An error from fn rolls everything back; errors
 // that are not already *fault.Error are classified by dbErr.
+//
+// The counter moves first, before fn: on PostgreSQL its row lock makes
+// write transactions take turns from there to commit, as BEGIN IMMEDIATE
+// does on SQLite, and under READ COMMITTED every statement of fn then sees
+// all the writes committed before — so fn's checks (absent, present) still
+// hold when it commits. The dialect's notification goes out at commit.
 func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return dbErr(err, "%s", op)
 	}
 	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE changes SET seq = seq + 1 WHERE id = 1`); err != nil {
+		return dbErr(err, "%s", op)
+	}
 	if err := fn(tx); err != nil {
 		var fe *fault.Error
 		if errors.As(err, &fe) {
@@ -179,12 +272,15 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error)
 		}
 		return dbErr(err, "%s", op)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE changes SET seq = seq + 1 WHERE id = 1`); err != nil {
-		return dbErr(err, "%s", op)
+	if s.dia.notify != "" {
+		if _, err := tx.ExecContext(ctx, s.dia.notify); err != nil {
+			return dbErr(err, "%s", op)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return dbErr(err, "%s", op)
 	}
+	s.hub.poke()
 	return nil
 }
 
@@ -207,7 +303,18 @@ func (s *Store) Bootstrapped(ctx context.Context) (bool, error) {
 	return ok, nil
 }
 
-// querier is what *sql.DB and *sql.Tx have in common.
+// SQLSTATE codes of PostgreSQL errors that dbErr classifies.
+const (
+	pgUniqueViolation      = "23505"
+	pgSerializationFailure = "40001"
+	pgDeadlockDetected     = "40P01"
+	// pgClassConnection is the class of connection exceptions (08…);
+	// pgShuttingDown covers admin, crash and startup shutdown (57P01-3).
+	pgClassConnection = "08"
+	pgShuttingDown    = "57P0"
+)
+
+// querier is what *sql.DB, *sql.Conn and *sql.Tx have in common.
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -239,8 +346,11 @@ func mustAffect(res sql.Result, notFound *fault.Error) error {
 	return nil
 }
 
-// dbErr classifies a database error: a uniqueness violation is Conflict, a
-// passed deadline Timeout, a cancelled context Unavailable, the rest
+// dbErr classifies a database error: a uniqueness violation (SQLite's
+// constraint error, PostgreSQL's SQLSTATE 23505) is Conflict; on PostgreSQL
+// a serialization failure or deadlock, a server shutting down or a
+// connection that cannot be made or broke is Unavailable (worth a retry);
+// a passed deadline is Timeout, a cancelled context Unavailable, the rest
 // Internal. The driver's text stays in the cause, not in the message.
 func dbErr(err error, format string, args ...any) error {
 	var se *sqlite.Error
@@ -250,11 +360,32 @@ func dbErr(err error, format string, args ...any) error {
 			return fault.Wrap(fault.Conflict, err, format+": already exists", args...)
 		}
 	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == pgUniqueViolation:
+			return fault.Wrap(fault.Conflict, err, format+": already exists", args...)
+		case pe.Code == pgSerializationFailure, pe.Code == pgDeadlockDetected:
+			return fault.Wrap(fault.Unavailable, err, format+": concurrent update, try again", args...)
+		case strings.HasPrefix(pe.Code, pgClassConnection), strings.HasPrefix(pe.Code, pgShuttingDown):
+			return fault.Wrap(fault.Unavailable, err, format+": control plane unavailable", args...)
+		}
+	}
+	// The network between a replica and its PostgreSQL control plane: no
+	// connection could be made (a connect timeout included), or one broke.
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || errors.Is(err, driver.ErrBadConn) {
+		return fault.Wrap(fault.Unavailable, err, format+": control plane unreachable", args...)
+	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fault.Wrap(fault.Timeout, err, format, args...)
 	case errors.Is(err, context.Canceled):
 		return fault.Wrap(fault.Unavailable, err, format, args...)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fault.Wrap(fault.Unavailable, err, format+": control plane unreachable", args...)
 	}
 	return fault.Wrap(fault.Internal, err, format, args...)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
-	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -45,17 +44,6 @@ func newStore(t *testing.T) (*Store, string) {
 	return openStore(t, dir), dir
 }
 
-// rawDB opens control.db directly, bypassing the store.
-func rawDB(t *testing.T, dir string) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("sqlite", filepath.Join(dir, DBFile)+"?"+dsnParams)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 func wantKind(t *testing.T, err error, want fault.Kind) {
 	t.Helper()
 	if err == nil {
@@ -91,6 +79,10 @@ func hexKey(b byte) string { return strings.Repeat(fmt.Sprintf("%02x", b), Maste
 // ---------------------------------------------------------------- migrations
 
 func TestMigrationsApplyOnceAndIdempotent(t *testing.T) {
+	eachBackend(t, testMigrationsApplyOnceAndIdempotent)
+}
+
+func testMigrationsApplyOnceAndIdempotent(t *testing.T) {
 	t.Setenv(EnvMasterKey, "")
 	dir := t.TempDir()
 	ctx := t.Context()
@@ -133,13 +125,18 @@ func TestMigrationsApplyOnceAndIdempotent(t *testing.T) {
 	if err := db.QueryRow(`SELECT name FROM schema_migrations WHERE version = 1`).Scan(&name); err != nil || name != "init" {
 		t.Fatalf("migration 1 recorded as %q (%v), want init", name, err)
 	}
+	if onPostgres() {
+		return
+	}
 	var mode string
 	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
 		t.Fatalf("journal_mode = %q (%v), want wal", mode, err)
 	}
 }
 
-func TestConcurrentOpenOfFreshDir(t *testing.T) {
+func TestConcurrentOpenOfFreshDir(t *testing.T) { eachBackend(t, testConcurrentOpenOfFreshDir) }
+
+func testConcurrentOpenOfFreshDir(t *testing.T) {
 	t.Setenv(EnvMasterKey, "")
 	dir := filepath.Join(t.TempDir(), "data", "nested")
 	ctx := t.Context()
@@ -197,7 +194,9 @@ func TestOpenRejectsBadDir(t *testing.T) {
 
 // ---------------------------------------------------------------- tenancy
 
-func TestOrgs(t *testing.T) {
+func TestOrgs(t *testing.T) { eachBackend(t, testOrgs) }
+
+func testOrgs(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 
@@ -266,7 +265,9 @@ func TestOrgs(t *testing.T) {
 	wantKind(t, err, fault.NotFound)
 }
 
-func TestProjects(t *testing.T) {
+func TestProjects(t *testing.T) { eachBackend(t, testProjects) }
+
+func testProjects(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	a := must[Org](t)(s.CreateOrg(ctx, "A", "a"))
@@ -323,7 +324,9 @@ func TestProjects(t *testing.T) {
 	wantKind(t, err, fault.NotFound)
 }
 
-func TestSpaces(t *testing.T) {
+func TestSpaces(t *testing.T) { eachBackend(t, testSpaces) }
+
+func testSpaces(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	_, p, main := tenant(t, s, "t")
@@ -385,7 +388,9 @@ func TestValidMask(t *testing.T) {
 	}
 }
 
-func TestIdentities(t *testing.T) {
+func TestIdentities(t *testing.T) { eachBackend(t, testIdentities) }
+
+func testIdentities(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	_, p, sp := tenant(t, s, "t")
@@ -522,7 +527,9 @@ func TestIdentities(t *testing.T) {
 
 const secretDSN = "postgres://app:Sup3r-Secr3t-Passw0rd@db.internal:5432/shop?sslmode=require"
 
-func TestDatabases(t *testing.T) {
+func TestDatabases(t *testing.T) { eachBackend(t, testDatabases) }
+
+func testDatabases(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	_, p, _ := tenant(t, s, "t")
@@ -595,7 +602,9 @@ func TestDatabases(t *testing.T) {
 	must[Database](t)(s.AddDatabase(ctx, Database{ProjectID: p.ID, Type: "pg", Schema: "public", DSN: "again"}))
 }
 
-func TestDSNSealedAtRest(t *testing.T) {
+func TestDSNSealedAtRest(t *testing.T) { eachBackend(t, testDSNSealedAtRest) }
+
+func testDSNSealedAtRest(t *testing.T) {
 	s, dir := newStore(t)
 	ctx := t.Context()
 	_, p, _ := tenant(t, s, "t")
@@ -636,7 +645,9 @@ func TestDSNSealedAtRest(t *testing.T) {
 
 // ---------------------------------------------------------------- secrets
 
-func TestSealUnseal(t *testing.T) {
+func TestSealUnseal(t *testing.T) { eachBackend(t, testSealUnseal) }
+
+func testSealUnseal(t *testing.T) {
 	s, _ := newStore(t)
 	for _, plain := range [][]byte{{}, []byte("x"), []byte(secretDSN), make([]byte, 4096)} {
 		a, err := s.Seal(plain)
@@ -687,7 +698,9 @@ func TestSealUnseal(t *testing.T) {
 	}
 }
 
-func TestMasterKeyFile(t *testing.T) {
+func TestMasterKeyFile(t *testing.T) { eachBackend(t, testMasterKeyFile) }
+
+func testMasterKeyFile(t *testing.T) {
 	s, dir := newStore(t)
 	path := filepath.Join(dir, KeyFile)
 	info, err := os.Stat(path)
@@ -733,7 +746,9 @@ func TestMasterKeyFile(t *testing.T) {
 	}
 }
 
-func TestMasterKeyEnv(t *testing.T) {
+func TestMasterKeyEnv(t *testing.T) { eachBackend(t, testMasterKeyEnv) }
+
+func testMasterKeyEnv(t *testing.T) {
 	key := make([]byte, MasterKeySize)
 	for i := range key {
 		key[i] = byte(i * 7)
@@ -784,7 +799,9 @@ func TestMasterKeyEnv(t *testing.T) {
 	}
 }
 
-func TestWrongMasterKey(t *testing.T) {
+func TestWrongMasterKey(t *testing.T) { eachBackend(t, testWrongMasterKey) }
+
+func testWrongMasterKey(t *testing.T) {
 	dir := t.TempDir()
 	ctx := t.Context()
 	t.Setenv(EnvMasterKey, hexKey(1))
@@ -827,7 +844,9 @@ func TestWrongMasterKey(t *testing.T) {
 
 // ---------------------------------------------------------------- locks
 
-func TestLocks(t *testing.T) {
+func TestLocks(t *testing.T) { eachBackend(t, testLocks) }
+
+func testLocks(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	_, p, _ := tenant(t, s, "t")
@@ -886,7 +905,9 @@ func TestLocks(t *testing.T) {
 
 // ---------------------------------------------------------------- revocations, settings
 
-func TestRevocations(t *testing.T) {
+func TestRevocations(t *testing.T) { eachBackend(t, testRevocations) }
+
+func testRevocations(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	if ok := must[bool](t)(s.IsRevoked(ctx, "jti-1")); ok {
@@ -918,7 +939,9 @@ func TestRevocations(t *testing.T) {
 	}
 }
 
-func TestSettings(t *testing.T) {
+func TestSettings(t *testing.T) { eachBackend(t, testSettings) }
+
+func testSettings(t *testing.T) {
 	s, dir := newStore(t)
 	ctx := t.Context()
 	if v, ok, err := s.Setting(ctx, "theme"); err != nil || ok || v != "" {
@@ -960,7 +983,9 @@ func TestSettings(t *testing.T) {
 
 // ---------------------------------------------------------------- change counter
 
-func TestChangeSeq(t *testing.T) {
+func TestChangeSeq(t *testing.T) { eachBackend(t, testChangeSeq) }
+
+func testChangeSeq(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	if seq := must[int64](t)(s.ChangeSeq(ctx)); seq != 0 {
@@ -1032,7 +1057,9 @@ func TestChangeSeq(t *testing.T) {
 	}
 }
 
-func TestChangeSeqSharedAcrossHandles(t *testing.T) {
+func TestChangeSeqSharedAcrossHandles(t *testing.T) { eachBackend(t, testChangeSeqSharedAcrossHandles) }
+
+func testChangeSeqSharedAcrossHandles(t *testing.T) {
 	a, dir := newStore(t)
 	b := openStore(t, dir)
 	ctx := t.Context()
@@ -1048,7 +1075,9 @@ func TestChangeSeqSharedAcrossHandles(t *testing.T) {
 // TestConcurrentWriters has two Store handles on one directory write from
 // many goroutines at once; none may fail with SQLITE_BUSY, and the change
 // counter must account for every write.
-func TestConcurrentWriters(t *testing.T) {
+func TestConcurrentWriters(t *testing.T) { eachBackend(t, testConcurrentWriters) }
+
+func testConcurrentWriters(t *testing.T) {
 	a, dir := newStore(t)
 	b := openStore(t, dir)
 	ctx := t.Context()
@@ -1107,6 +1136,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(helperEnv); spec != "" {
 		os.Exit(writerProcess(spec))
 	}
+	// A control plane named in the caller's environment is not the tests'
+	// to write: eachBackend sets one per subtest, and the rest use SQLite.
+	os.Unsetenv(EnvControlDSN)
 	os.Exit(m.Run())
 }
 
@@ -1140,7 +1172,9 @@ func writerProcess(spec string) int {
 
 // TestMultiProcessWriters runs writers in separate processes (as the CLI and
 // a server would) alongside writes from this process.
-func TestMultiProcessWriters(t *testing.T) {
+func TestMultiProcessWriters(t *testing.T) { eachBackend(t, testMultiProcessWriters) }
+
+func testMultiProcessWriters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}

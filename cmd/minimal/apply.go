@@ -78,15 +78,16 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// storeExists reports whether dataDir holds a control-plane store.
-func storeExists(dataDir string) bool {
-	_, err := os.Stat(filepath.Join(dataDir, store.DBFile))
-	return err == nil
-}
+// storeExists reports whether dataDir holds a control-plane store (or a
+// PostgreSQL control plane is configured).
+func storeExists(dataDir string) bool { return store.Exists(dataDir) }
 
 // openExisting opens the store of dataDir for a command that only reads,
 // refusing to create one where there is none.
 func openExisting(ctx context.Context, dataDir string) (*store.Store, error) {
+	if os.Getenv(store.EnvControlDSN) != "" {
+		return store.Open(ctx, dataDir)
+	}
 	_, err := os.Stat(filepath.Join(dataDir, store.DBFile))
 	switch {
 	case errors.Is(err, os.ErrNotExist):

@@ -54,7 +54,7 @@ func cmdDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return usagef("db add: --dsn is required")
 		}
 		if !*skipTest {
-			if err := testDSN(ctx, *typ, *schema, *dsn); err != nil {
+			if err := dialects.Probe(ctx, *typ, dialects.Config{DSN: *dsn, Schema: *schema}); err != nil {
 				return err
 			}
 		}
@@ -75,7 +75,7 @@ func cmdDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		for _, d := range dbs {
 			if d.Type == *typ && d.Schema == *schema {
-				if err := testDSN(ctx, d.Type, d.Schema, d.DSN); err != nil {
+				if err := dialects.Probe(ctx, d.Type, dialects.Config{DSN: d.DSN, Schema: d.Schema}); err != nil {
 					return err
 				}
 				fmt.Fprintf(stdout, "ok: %s/%s answers\n", d.Type, d.Schema)
@@ -94,24 +94,6 @@ func cmdDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Type, d.Schema, d.ID, d.CreatedAt.Format(time.RFC3339))
 		}
 		return tw.Flush()
-	}
-	return nil
-}
-
-// testDSN opens a source, pings it and introspects its schema.
-func testDSN(ctx context.Context, typ, schema, dsn string) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	src, err := dialects.Open(ctx, typ, dialects.Config{DSN: dsn, Schema: schema})
-	if err != nil {
-		return fmt.Errorf("connection test: %w", err)
-	}
-	defer src.Close()
-	if err := src.Ping(ctx); err != nil {
-		return fmt.Errorf("connection test: %w", err)
-	}
-	if _, err := src.Tables(ctx); err != nil {
-		return fmt.Errorf("connection test: %w", err)
 	}
 	return nil
 }

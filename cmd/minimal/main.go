@@ -35,6 +35,7 @@ Usage:
   minimal apply   -f policy.yaml [--dry-run]
   minimal policy  show [--project ORG/PROJECT] [--format yaml|text]
   minimal policy  explain --identity NAME --method GET --path /minimal/api/rest/auto/v1/… [--body JSON]
+  minimal audit   [--project ORG/PROJECT] [--limit 50] [--identity NAME] [--outcome ok|error|CODE] [--json]
   minimal migrate [--data-dir DIR]
   minimal version
 
@@ -72,6 +73,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdApply(ctx, args[1:], stdout, stderr)
 	case "policy":
 		err = cmdPolicy(ctx, args[1:], stdout, stderr)
+	case "audit":
+		err = cmdAudit(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "minimal", version)
 	case "help", "-h", "--help":

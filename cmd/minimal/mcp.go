@@ -12,6 +12,7 @@ import (
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/mcp"
+	"github.com/littlebitlabs/minimal/miniapp"
 	"github.com/littlebitlabs/minimal/sessions"
 	"github.com/littlebitlabs/minimal/store"
 )
@@ -32,7 +33,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return usagef("mcp: --stdio is required (the HTTP endpoint is served by 'minimal serve' on --mcp-addr)")
 	}
 	if *tokenFile == "" {
-		return usagef("mcp: --token-file is required")
+		return dropIn(ctx, stdin, stdout, stderr, *maxPage, *stmtTimeout)
 	}
 	b, err := os.ReadFile(*tokenFile)
 	if err != nil {
@@ -61,4 +62,43 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	srv := mcp.New(mcp.Deps{Engine: eng, Verifier: auth.NewVerifier(st, key), Store: st, Sessions: sessions.New(st, 0)},
 		mcp.Config{MaxPageSize: *maxPage, Version: version, Logger: log})
 	return srv.ServeStdio(ctx, strings.TrimSpace(string(b)), stdin, stdout)
+}
+
+// dropIn serves mini-app-mcp's directories (MINI_APP_USER_DIR,
+// MINI_APP_PROJECT_DIR, or the legacy MINI_APP_SCHEMA + MINI_APP_DB, also
+// read from ./.mini-app-mcp.env) to one local user, as mini-app-mcp --mcp
+// does: a private, temporary control plane mounts them as mi databases and
+// the same tools run through the same pipeline, as role admin.
+func dropIn(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, maxPage int64, stmtTimeout time.Duration) error {
+	log := newLogger(stderr)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	dc, err := miniapp.DropInFromEnv(os.Getenv, cwd)
+	if err != nil {
+		return err
+	}
+	local, err := miniapp.DropIn(ctx, dc)
+	if err != nil {
+		return err
+	}
+	defer local.Close()
+	eng, err := engine.New(ctx, local.Store, engine.Config{StatementTimeout: stmtTimeout, Logger: log,
+		RefreshInterval: time.Second, MissRefresh: time.Millisecond})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	go eng.Run(ctx)
+	ver := auth.NewVerifier(local.Store, local.Key)
+	cfg := local.Config
+	srv := mcp.New(mcp.Deps{Engine: eng, Verifier: ver, Store: local.Store, Sessions: sessions.New(local.Store, 0), MiniApp: cfg},
+		mcp.Config{MaxPageSize: maxPage, Version: version, Logger: log})
+	if err := srv.PrimeMiniApp(ctx, local.Token); err != nil {
+		return err
+	}
+	return srv.ServeStdio(ctx, local.Token, stdin, stdout)
 }

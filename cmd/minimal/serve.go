@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"syscall"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/littlebitlabs/minimal/bootstrap"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/mcp"
+	"github.com/littlebitlabs/minimal/observe"
 	"github.com/littlebitlabs/minimal/sessions"
 	"github.com/littlebitlabs/minimal/store"
 )
@@ -22,6 +25,7 @@ import (
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	dataDir := dataDirFlag(fs)
+	controlDSN := fs.String("control-dsn", "", "PostgreSQL control plane shared by several replicas (default: env "+store.EnvControlDSN+"; neither: the SQLite file in the data dir)")
 	restAddr := fs.String("rest-addr", "127.0.0.1:8080", "REST listen address")
 	mcpAddr := fs.String("mcp-addr", "127.0.0.1:8484", "MCP listen address (POST "+mcp.Path+")")
 	sessionIdle := fs.Duration("session-idle", 30*time.Minute, "an AI session expires after this long without a call")
@@ -32,15 +36,32 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	maxHeader := fs.Int("max-header-bytes", 64<<10, "largest request header block")
 	maxConns := fs.Int("max-conns", 0, "pool size per database (0: driver default)")
 	shutdownGrace := fs.Duration("shutdown-grace", 20*time.Second, "time in-flight requests get to finish on SIGTERM")
+	acquireTimeout := fs.Duration("acquire-timeout", 5*time.Second, "longest wait for a pooled connection of a database (504 past it; 0: no bound but the request)")
+	rateLimit := fs.Float64("rate-limit", 0, "requests per second allowed to each identity across both faces (429 above; 0: off)")
+	rateBurst := fs.Int("rate-burst", 0, "requests an identity may make at once (0: the rate, rounded up)")
+	metricsOn := fs.Bool("metrics", true, "serve Prometheus metrics at GET /metrics on the REST listener")
+	auditQueue := fs.Int("audit-queue", store.DefaultAuditQueue, "audit entries queued for the store before new ones are dropped (and counted)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	log := newLogger(stderr)
+	switch {
+	case *rateLimit < 0:
+		return usagef("serve: --rate-limit must not be negative")
+	case *rateBurst < 0:
+		return usagef("serve: --rate-burst must not be negative")
+	case *acquireTimeout < 0:
+		return usagef("serve: --acquire-timeout must not be negative")
+	}
+	// Records logged with a request's context carry its request id.
+	log := slog.New(observe.LogHandler(newLogger(stderr).Handler()))
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	st, err := store.Open(ctx, *dataDir)
+	if *controlDSN == "" {
+		*controlDSN = os.Getenv(store.EnvControlDSN)
+	}
+	st, err := store.OpenControl(ctx, *dataDir, *controlDSN)
 	if err != nil {
 		return err
 	}
@@ -50,6 +71,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	ver := auth.NewVerifier(st, key)
+	go ver.Follow(ctx) // writes through any replica reach live tokens at once
 	files, err := bootstrap.Ensure(ctx, st, *dataDir, key, ver, log)
 	if err != nil {
 		return err
@@ -58,7 +80,30 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		log.Info("token file ready", "path", f)
 	}
 
-	eng, err := engine.New(ctx, st, engine.Config{StatementTimeout: *stmtTimeout, MaxConns: *maxConns, Logger: log})
+	var metrics *observe.Metrics
+	if *metricsOn {
+		metrics = observe.NewMetrics(version)
+	}
+	limiter := observe.NewLimiter(*rateLimit, *rateBurst, metrics)
+	// The audit writer is closed (and flushed) before the store: defers run
+	// in reverse.
+	audit := store.NewAuditWriter(st, *auditQueue, log)
+	defer func() {
+		actx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := audit.Close(actx); err != nil {
+			log.Warn("audit log not fully flushed", "err", err)
+		}
+	}()
+	metrics.WatchAudit(func() observe.AuditStats {
+		a := audit.Stats()
+		return observe.AuditStats{Queued: int64(a.Queued), Written: a.Written, DroppedFull: a.DroppedFull, DroppedError: a.DroppedError}
+	})
+
+	eng, err := engine.New(ctx, st, engine.Config{
+		StatementTimeout: *stmtTimeout, MaxConns: *maxConns, AcquireTimeout: *acquireTimeout, Logger: log,
+		Audit: audit, Refused: func(ctx context.Context, g engine.RefusalGate) { metrics.Refused(ctx, string(g)) },
+	})
 	if err != nil {
 		return err
 	}
@@ -66,13 +111,15 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	go eng.Run(ctx)
 
 	srv := &http.Server{
-		Handler:           api.New(api.Deps{Engine: eng, Verifier: ver, Store: st, SigningKey: key}, api.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, Logger: log}),
+		Handler: api.New(api.Deps{Engine: eng, Verifier: ver, Store: st, SigningKey: key},
+			api.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, Logger: log, Metrics: metrics, Limiter: limiter}),
 		ReadHeaderTimeout: *headerTimeout,
 		MaxHeaderBytes:    *maxHeader,
 		IdleTimeout:       2 * time.Minute,
 	}
 	mcpSrv := &http.Server{
-		Handler:           mcp.New(mcp.Deps{Engine: eng, Verifier: ver, Store: st, Sessions: sessions.New(st, *sessionIdle)}, mcp.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, Version: version, Logger: log}).Handler(),
+		Handler: mcpHandler(mcp.New(mcp.Deps{Engine: eng, Verifier: ver, Store: st, Sessions: sessions.New(st, *sessionIdle)},
+			mcp.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, Version: version, Logger: log}).Handler(), ver, metrics, limiter, log),
 		ReadHeaderTimeout: *headerTimeout,
 		MaxHeaderBytes:    *maxHeader,
 		IdleTimeout:       2 * time.Minute,
@@ -86,7 +133,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
-	log.Info("serving REST", "addr", ln.Addr().String(), "data_dir", *dataDir)
+	log.Info("serving REST", "addr", ln.Addr().String(), "data_dir", *dataDir, "control_plane", st.Backend())
 	log.Info("serving MCP", "addr", mln.Addr().String(), "path", mcp.Path)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
@@ -110,4 +157,24 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// mcpHandler puts the MCP face behind the same request ids, request log,
+// metrics and per-identity rate limit as the REST face. The limit keys on
+// the verified identity of the token (verification is cached for a
+// second, so the credential layer behind it does not pay twice); requests
+// without a valid token pass through to be refused by that layer.
+func mcpHandler(h http.Handler, ver *auth.Verifier, m *observe.Metrics, l *observe.Limiter, log *slog.Logger) http.Handler {
+	identify := func(r *http.Request) string {
+		raw, err := auth.FromRequest(r)
+		if err != nil {
+			return ""
+		}
+		p, err := ver.Verify(r.Context(), raw)
+		if err != nil {
+			return ""
+		}
+		return p.IdentityID
+	}
+	return observe.Middleware(observe.FaceMCP, m, log)(observe.RateLimit(l, identify)(h))
 }

@@ -107,7 +107,7 @@ func TestRenderIdentifiers(t *testing.T) {
 }
 
 // TestRenderNegation checks that NOT is pushed down to the comparisons with
-// SQL's NULL rules (see builder.expr).
+// SQL's NULL rules (see builder.WriteCond).
 func TestRenderNegation(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/dialects/sqlgen"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
 )
@@ -275,15 +276,6 @@ func (r *renderer) not(x query.Expr) error {
 	return nil
 }
 
-var comparisons = map[query.Op]string{
-	query.Eq: " = ?",
-	query.Ne: " <> ?",
-	query.Gt: " > ?",
-	query.Ge: " >= ?",
-	query.Lt: " < ?",
-	query.Le: " <= ?",
-}
-
 func (r *renderer) cond(c *query.Cond) error {
 	want := func(n int) error {
 		if len(c.Args) != n {
@@ -303,7 +295,9 @@ func (r *renderer) cond(c *query.Cond) error {
 		if err := r.ref(c.Column); err != nil {
 			return err
 		}
-		r.sb.WriteString(comparisons[c.Op])
+		sym, _ := sqlgen.Comparison(c.Op)
+		r.sb.WriteString(sym)
+		r.sb.WriteByte('?')
 		r.args = append(r.args, v)
 	case query.Like, query.ILike:
 		if err := want(1); err != nil {

@@ -122,8 +122,12 @@ func (w *writer) insert(ctx context.Context, tx *sql.Tx, objs []map[string]any, 
 	}
 	defer stmt.Close()
 	res.Columns = append([]dialects.Column(nil), w.sc.columns...)
+	given := insertIDFrom(ctx)
 	for i, obj := range objs {
 		id := uuid.NewString()
+		if given != "" && len(objs) == 1 {
+			id = given
+		}
 		if _, err := stmt.ExecContext(ctx, id, data[i], w.now, w.now); err != nil {
 			return err
 		}

@@ -1,10 +1,8 @@
 package pg
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/dialects/sqlgen"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
 )
@@ -18,6 +16,25 @@ const maxParams = 65535
 // column, so the renderer refuses them.
 const maxIdentLen = 63
 
+// syntax is PostgreSQL's: the standard forms, with ILIKE, TRUE and FALSE,
+// IS TRUE, LIMIT/OFFSET and RETURNING.
+var syntax = sqlgen.Syntax{
+	Placeholder:   "$",
+	Numbered:      true,
+	QuoteOpen:     '"',
+	QuoteClose:    '"',
+	QuoteEscape:   '"',
+	CheckIdent:    checkIdent,
+	True:          "TRUE",
+	False:         "FALSE",
+	ILike:         " ILIKE ",
+	LikeTail:      ` ESCAPE '\'`,
+	Returning:     " RETURNING *",
+	DefaultValues: true,
+	Engine:        "PostgreSQL",
+	MaxArgs:       sqlgen.Limit{Max: maxParams, Msg: "statement has %d values, PostgreSQL accepts at most %d"},
+}
+
 // Dialect renders plans for PostgreSQL: identifiers in double quotes, values
 // as $n parameters, LIMIT/OFFSET paging and INSERT … RETURNING *. It holds no
 // state; the zero value is ready to use.
@@ -30,390 +47,15 @@ func (Dialect) Name() string { return "pg" }
 // becomes a bound argument; identifiers are quoted, never checked against a
 // catalog (the engine has done that).
 func (Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
-	if p == nil {
-		return dialects.Stmt{}, fault.New(fault.Invalid, "no plan to render")
-	}
-	var b builder
-	switch p.Action {
-	case query.Read:
-		b.read(p)
-	case query.Insert:
-		b.insert(p)
-	case query.Update:
-		b.update(p)
-	case query.Delete:
-		b.delete(p)
-	default:
-		return dialects.Stmt{}, fault.New(fault.Unsupported, "action %s is not supported", p.Action)
-	}
-	if b.err != nil {
-		return dialects.Stmt{}, b.err
-	}
-	if len(b.args) > maxParams {
-		return dialects.Stmt{}, fault.New(fault.TooLarge, "statement has %d values, PostgreSQL accepts at most %d", len(b.args), maxParams)
-	}
-	return dialects.Stmt{SQL: b.sb.String(), Args: b.args}, nil
+	return syntax.Render(p)
 }
 
-// builder accumulates SQL text and arguments; the first error sticks and
-// later writes are ignored, so render code reads straight through.
-type builder struct {
-	sb   strings.Builder
-	args []any
-	err  error
-}
-
-func (b *builder) fail(err error) {
-	if b.err == nil {
-		b.err = err
+// checkIdent reports why name cannot be a PostgreSQL identifier, or nil.
+func checkIdent(name string) error {
+	if len(name) > maxIdentLen {
+		return fault.New(fault.Invalid, "identifier %q is longer than %d bytes", name, maxIdentLen)
 	}
-}
-
-func (b *builder) str(s string) { b.sb.WriteString(s) }
-
-// arg binds v and writes its placeholder.
-func (b *builder) arg(v any) {
-	if _, ok := v.(query.Default); ok {
-		b.fail(fault.New(fault.Invalid, "DEFAULT is only allowed as an insert or update value"))
-		return
-	}
-	b.args = append(b.args, v)
-	b.sb.WriteByte('$')
-	b.sb.WriteString(strconv.Itoa(len(b.args)))
-}
-
-// value writes v as a placeholder, or DEFAULT for query.Default.
-func (b *builder) value(v any) {
-	if _, ok := v.(query.Default); ok {
-		b.str("DEFAULT")
-		return
-	}
-	b.arg(v)
-}
-
-// ident writes a double-quoted identifier with embedded quotes doubled.
-func (b *builder) ident(name string) {
-	switch {
-	case name == "":
-		b.fail(fault.New(fault.Invalid, "empty identifier"))
-		return
-	case len(name) > maxIdentLen:
-		b.fail(fault.New(fault.Invalid, "identifier %q is longer than %d bytes", name, maxIdentLen))
-		return
-	case strings.IndexByte(name, 0) >= 0:
-		b.fail(fault.New(fault.Invalid, "identifier contains a NUL byte"))
-		return
-	}
-	b.sb.WriteByte('"')
-	if strings.IndexByte(name, '"') < 0 {
-		b.sb.WriteString(name)
-	} else {
-		b.sb.WriteString(strings.ReplaceAll(name, `"`, `""`))
-	}
-	b.sb.WriteByte('"')
-}
-
-// table writes "schema"."table", or just "table" when the plan names no
-// schema.
-func (b *builder) table(p *query.Plan) {
-	if p.Schema != "" {
-		b.ident(p.Schema)
-		b.sb.WriteByte('.')
-	}
-	b.ident(p.Table)
-}
-
-func (b *builder) read(p *query.Plan) {
-	b.str("SELECT ")
-	if len(p.Columns) == 0 {
-		// The engine always fills the projection; * is the neutral fallback.
-		b.str("*")
-	}
-	for i, c := range p.Columns {
-		if i > 0 {
-			b.str(", ")
-		}
-		b.ident(c)
-	}
-	b.str(" FROM ")
-	b.table(p)
-	b.where(p.Where)
-	for i, o := range p.Order {
-		if i == 0 {
-			b.str(" ORDER BY ")
-		} else {
-			b.str(", ")
-		}
-		b.ident(o.Column)
-		if o.Desc {
-			b.str(" DESC")
-		} else {
-			b.str(" ASC")
-		}
-	}
-	if p.Limit < 0 || p.Offset < 0 {
-		b.fail(fault.New(fault.Invalid, "page size and page number must not be negative"))
-		return
-	}
-	// With a limit both clauses are always written, so every page of a query
-	// shares one prepared statement.
-	if p.Limit > 0 {
-		b.str(" LIMIT ")
-		b.arg(p.Limit)
-		b.str(" OFFSET ")
-		b.arg(p.Offset)
-	} else if p.Offset > 0 {
-		b.str(" OFFSET ")
-		b.arg(p.Offset)
-	}
-}
-
-func (b *builder) insert(p *query.Plan) {
-	if len(p.Rows) == 0 {
-		b.fail(fault.New(fault.Invalid, "insert needs at least one row"))
-		return
-	}
-	b.str("INSERT INTO ")
-	b.table(p)
-	if len(p.Columns) == 0 {
-		if len(p.Rows) > 1 {
-			b.fail(fault.New(fault.Unsupported, "inserting several rows with no column values is not supported by PostgreSQL"))
-			return
-		}
-		if len(p.Rows[0]) != 0 {
-			b.fail(fault.New(fault.Invalid, "insert row has %d values for 0 columns", len(p.Rows[0])))
-			return
-		}
-		b.str(" DEFAULT VALUES RETURNING *")
-		return
-	}
-	b.str(" (")
-	for i, c := range p.Columns {
-		if i > 0 {
-			b.str(", ")
-		}
-		b.ident(c)
-	}
-	b.str(") VALUES ")
-	for r, row := range p.Rows {
-		if len(row) != len(p.Columns) {
-			b.fail(fault.New(fault.Invalid, "insert row %d has %d values for %d columns", r, len(row), len(p.Columns)))
-			return
-		}
-		if r > 0 {
-			b.str(", ")
-		}
-		b.str("(")
-		for i, v := range row {
-			if i > 0 {
-				b.str(", ")
-			}
-			b.value(v)
-		}
-		b.str(")")
-	}
-	b.str(" RETURNING *")
-}
-
-func (b *builder) update(p *query.Plan) {
-	if len(p.Set) == 0 {
-		b.fail(fault.New(fault.Invalid, "update needs at least one column to set"))
-		return
-	}
-	b.guardUnfiltered(p)
-	b.str("UPDATE ")
-	b.table(p)
-	b.str(" SET ")
-	for i, a := range p.Set {
-		if i > 0 {
-			b.str(", ")
-		}
-		b.ident(a.Column)
-		b.str(" = ")
-		b.value(a.Value)
-	}
-	b.where(p.Where)
-}
-
-func (b *builder) delete(p *query.Plan) {
-	b.guardUnfiltered(p)
-	b.str("DELETE FROM ")
-	b.table(p)
-	b.where(p.Where)
-}
-
-// guardUnfiltered refuses an update or delete of every row unless the plan
-// says so with All: the engine checks this first, the renderer makes sure a
-// missed check cannot reach the database.
-func (b *builder) guardUnfiltered(p *query.Plan) {
-	if p.Where == nil && !p.All {
-		b.fail(fault.New(fault.Invalid, "%s without a filter needs all=true", p.Action))
-	}
-}
-
-func (b *builder) where(e query.Expr) {
-	if e == nil {
-		return
-	}
-	b.str(" WHERE ")
-	b.expr(e, true)
-}
-
-// expr writes a condition. top is true where no parentheses are needed
-// around an AND/OR list (the WHERE clause itself, or inside NOT (…)).
-func (b *builder) expr(e query.Expr, top bool) {
-	switch x := e.(type) {
-	case *query.Cond:
-		if x == nil {
-			b.fail(fault.New(fault.Invalid, "empty condition in filter"))
-			return
-		}
-		b.cond(x)
-	case query.And:
-		b.list([]query.Expr(x), " AND ", "TRUE", top)
-	case *query.And:
-		if x == nil {
-			b.fail(fault.New(fault.Invalid, "empty condition in filter"))
-			return
-		}
-		b.list([]query.Expr(*x), " AND ", "TRUE", top)
-	case query.Or:
-		b.list([]query.Expr(x), " OR ", "FALSE", top)
-	case *query.Or:
-		if x == nil {
-			b.fail(fault.New(fault.Invalid, "empty condition in filter"))
-			return
-		}
-		b.list([]query.Expr(*x), " OR ", "FALSE", top)
-	case query.Not:
-		b.not(x.X)
-	case *query.Not:
-		if x == nil {
-			b.fail(fault.New(fault.Invalid, "empty condition in filter"))
-			return
-		}
-		b.not(x.X)
-	default:
-		b.fail(fault.New(fault.Invalid, "empty or unknown condition in filter"))
-	}
-}
-
-func (b *builder) not(x query.Expr) {
-	b.str("NOT (")
-	b.expr(x, true)
-	b.str(")")
-}
-
-func (b *builder) list(items []query.Expr, sep, empty string, top bool) {
-	switch len(items) {
-	case 0:
-		b.str(empty)
-		return
-	case 1:
-		b.expr(items[0], top)
-		return
-	}
-	if !top {
-		b.str("(")
-	}
-	for i, it := range items {
-		if i > 0 {
-			b.str(sep)
-		}
-		b.expr(it, false)
-	}
-	if !top {
-		b.str(")")
-	}
-}
-
-// comparison operators with one value.
-var binaryOps = map[query.Op]string{
-	query.Eq: " = ",
-	query.Ne: " <> ",
-	query.Gt: " > ",
-	query.Ge: " >= ",
-	query.Lt: " < ",
-	query.Le: " <= ",
-}
-
-// tests that take no value.
-var unaryOps = map[query.Op]string{
-	query.IsNull:    " IS NULL",
-	query.IsNotNull: " IS NOT NULL",
-	query.IsTrue:    " IS TRUE",
-	query.IsFalse:   " IS FALSE",
-}
-
-func (b *builder) cond(c *query.Cond) {
-	need := func(n int) bool {
-		if len(c.Args) != n {
-			b.fail(fault.New(fault.Invalid, "operator %s on %q needs %d value(s), got %d", c.Op, c.Column, n, len(c.Args)))
-			return false
-		}
-		return true
-	}
-	if sym, ok := binaryOps[c.Op]; ok {
-		if need(1) {
-			b.ident(c.Column)
-			b.str(sym)
-			b.arg(c.Args[0])
-		}
-		return
-	}
-	if sym, ok := unaryOps[c.Op]; ok {
-		if need(0) {
-			b.ident(c.Column)
-			b.str(sym)
-		}
-		return
-	}
-	switch c.Op {
-	case query.Like, query.ILike:
-		if need(1) {
-			b.ident(c.Column)
-			if c.Op == query.Like {
-				b.str(" LIKE ")
-			} else {
-				b.str(" ILIKE ")
-			}
-			b.arg(c.Args[0])
-			b.str(` ESCAPE '\'`)
-		}
-	case query.In, query.NotIn:
-		if len(c.Args) == 0 {
-			// x IN () is a syntax error; its meaning is constant.
-			if c.Op == query.In {
-				b.str("FALSE")
-			} else {
-				b.str("TRUE")
-			}
-			return
-		}
-		b.ident(c.Column)
-		if c.Op == query.In {
-			b.str(" IN (")
-		} else {
-			b.str(" NOT IN (")
-		}
-		for i, v := range c.Args {
-			if i > 0 {
-				b.str(", ")
-			}
-			b.arg(v)
-		}
-		b.str(")")
-	case query.Between:
-		if need(2) {
-			b.ident(c.Column)
-			b.str(" BETWEEN ")
-			b.arg(c.Args[0])
-			b.str(" AND ")
-			b.arg(c.Args[1])
-		}
-	default:
-		b.fail(fault.New(fault.Unsupported, "operator %q is not supported", string(c.Op)))
-	}
+	return sqlgen.CheckIdent(name)
 }
 
 var _ dialects.Dialect = Dialect{}

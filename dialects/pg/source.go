@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,6 +28,9 @@ type Source struct {
 	pool   *pgxpool.Pool
 	schema string
 	closed atomic.Bool
+	// acquireTimeout bounds the wait for a pooled connection (0: none but
+	// the request's deadline).
+	acquireTimeout time.Duration
 
 	// learned holds types introspection found that this package does not
 	// know by OID (extension types like citext, enums, their arrays), so
@@ -64,7 +68,7 @@ func Open(ctx context.Context, cfg dialects.Config) (dialects.Source, error) {
 	if schema == "" {
 		schema = defaultSchema
 	}
-	return &Source{pool: pool, schema: schema}, nil
+	return &Source{pool: pool, schema: schema, acquireTimeout: cfg.AcquireTimeout}, nil
 }
 
 func setDefault(params map[string]string, key, value string) {
@@ -81,7 +85,57 @@ func (s *Source) Dialect() dialects.Dialect { return Dialect{} }
 
 // Ping checks that a connection can be had and answers.
 func (s *Source) Ping(ctx context.Context) error {
-	return s.err(ctx, s.pool.Ping(ctx))
+	conn, err := s.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	return s.err(ctx, conn.Ping(ctx))
+}
+
+// acquire takes a connection from the pool, waiting at most the acquire
+// timeout. Past it, a pool whose every connection is in use is exhausted
+// (fault.Timeout, 504: the database is up but too busy for this pool); a
+// pool with room that still got no connection is waiting on a database
+// that does not answer (fault.Unavailable, 503). A database that refuses
+// connections fails at once, as Unavailable.
+func (s *Source) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+	if s.acquireTimeout <= 0 {
+		c, err := s.pool.Acquire(ctx)
+		if err != nil {
+			return nil, s.err(ctx, err)
+		}
+		return c, nil
+	}
+	actx, cancel := context.WithTimeout(ctx, s.acquireTimeout)
+	defer cancel()
+	c, err := s.pool.Acquire(actx)
+	if err == nil {
+		return c, nil
+	}
+	if ctx.Err() == nil && actx.Err() != nil && !s.closed.Load() {
+		st := s.pool.Stat()
+		if st.AcquiredConns() >= st.MaxConns() {
+			return nil, fault.Wrap(fault.Timeout, err, "connection pool exhausted: all %d connections to this database stayed busy for %s; retry later", st.MaxConns(), s.acquireTimeout)
+		}
+		return nil, fault.Wrap(fault.Unavailable, err, "database unavailable: no connection within %s", s.acquireTimeout)
+	}
+	return nil, s.err(ctx, err)
+}
+
+// PoolStats reports the pool, for metrics.
+func (s *Source) PoolStats() dialects.PoolStats {
+	st := s.pool.Stat()
+	return dialects.PoolStats{
+		MaxConns:         int64(st.MaxConns()),
+		Idle:             int64(st.IdleConns()),
+		Acquired:         int64(st.AcquiredConns()),
+		Constructing:     int64(st.ConstructingConns()),
+		Acquires:         st.AcquireCount(),
+		EmptyAcquires:    st.EmptyAcquireCount(),
+		CanceledAcquires: st.CanceledAcquireCount(),
+		AcquireWait:      st.AcquireDuration(),
+	}
 }
 
 // Close closes the pool; later calls fail as Unavailable.
@@ -147,7 +201,12 @@ ORDER BY c.relname, a.attnum`
 
 // Tables introspects the schema from pg_catalog.
 func (s *Source) Tables(ctx context.Context) ([]dialects.Table, error) {
-	rows, err := s.pool.Query(ctx, tablesSQL, s.schema)
+	conn, err := s.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	rows, err := conn.Query(ctx, tablesSQL, s.schema)
 	if err != nil {
 		return nil, s.err(ctx, err)
 	}
@@ -230,7 +289,17 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	if err != nil {
 		return nil, err
 	}
-	return s.query(ctx, s.pool, st)
+	conn, err := s.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.query(ctx, conn, st)
+	if err != nil {
+		conn.Release()
+		return nil, err
+	}
+	r.release = conn.Release // the connection goes back when the rows close
+	return r, nil
 }
 
 // querier is what a pool and a transaction share.
@@ -303,6 +372,8 @@ type rows struct {
 	dec  []decodeFunc
 	vals []any
 	err  error
+	// release returns the connection of a read to the pool on Close.
+	release func()
 
 	// peeked is set while the first row, fetched by query, is unread;
 	// hasRow tells whether there was one.
@@ -356,7 +427,12 @@ func (r *rows) Err() error {
 
 func (r *rows) Close() error {
 	r.rows.Close()
-	return r.Err()
+	err := r.Err()
+	if r.release != nil {
+		r.release()
+		r.release = nil
+	}
+	return err
 }
 
 // Write runs an insert, update or delete. Update and delete are single
@@ -375,7 +451,12 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 		if err != nil {
 			return dialects.WriteResult{}, err
 		}
-		tag, err := s.pool.Exec(ctx, st.SQL, st.Args...)
+		conn, err := s.acquire(ctx)
+		if err != nil {
+			return dialects.WriteResult{}, err
+		}
+		defer conn.Release()
+		tag, err := conn.Exec(ctx, st.SQL, st.Args...)
 		if err != nil {
 			return dialects.WriteResult{}, s.err(ctx, err)
 		}
@@ -394,10 +475,15 @@ func (s *Source) insert(ctx context.Context, p *query.Plan) (dialects.WriteResul
 		}
 		stmts[i] = st
 	}
-	if len(stmts) == 1 {
-		return s.insertChunks(ctx, s.pool, stmts)
+	conn, err := s.acquire(ctx)
+	if err != nil {
+		return dialects.WriteResult{}, err
 	}
-	tx, err := s.pool.Begin(ctx)
+	defer conn.Release()
+	if len(stmts) == 1 {
+		return s.insertChunks(ctx, conn, stmts)
+	}
+	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return dialects.WriteResult{}, s.err(ctx, err)
 	}
@@ -466,5 +552,6 @@ func chunkRows(p *query.Plan, limit int) []*query.Plan {
 
 var (
 	_ dialects.Source = (*Source)(nil)
+	_ dialects.Stats  = (*Source)(nil)
 	_ dialects.Rows   = (*rows)(nil)
 )

@@ -1,0 +1,217 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/store"
+)
+
+// CodeConnectionTest is the error code of a registration (or a DSN change,
+// or a test) refused because the gateway could not connect to the
+// database, list its tables or make sense of the DSN.
+const CodeConnectionTest = "CONNECTION_TEST_FAILED"
+
+// miType is the mini-app database type, whose DSN is a directory on the
+// gateway's own disk.
+const miType = "mi"
+
+// databaseJSON is a registered database as the admin API shows it. The
+// DSN is write-only: it is sealed in the store and never answered, not
+// even redacted.
+type databaseJSON struct {
+	ID        string    `json:"id"`
+	Type      string    `json:"type"`
+	Schema    string    `json:"schema"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func databaseOut(d store.Database) databaseJSON {
+	return databaseJSON{ID: d.ID, Type: d.Type, Schema: d.Schema, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
+}
+
+// databaseBody registers a database (all three required) or replaces its
+// DSN (dsn only).
+type databaseBody struct {
+	Type   string `json:"type"`
+	Schema string `json:"schema"`
+	DSN    string `json:"dsn"`
+}
+
+// probe runs the connection test. A failure is a 400 with
+// CodeConnectionTest whose message never holds the DSN or its password;
+// the cause goes to the log, redacted the same way.
+func (a *admin) probe(r *http.Request, typ, schema, dsn string) error {
+	err := dialects.Probe(r.Context(), typ, dialects.Config{DSN: dsn, Schema: schema})
+	if err == nil {
+		return nil
+	}
+	a.s.log.Warn("connection test failed", "type", typ, "schema", schema,
+		"err", dialects.Redact(err.Error(), dsn), "request_id", middleware.GetReqID(r.Context()))
+	return &fault.Error{Kind: fault.Invalid, Code: CodeConnectionTest, Message: dialects.Redact(fault.As(err).Message, dsn), Err: err}
+}
+
+// checkMiDSN keeps mini-app directories the operator's: a directory on
+// the gateway's disk is not a credential an org admin holds, and letting
+// one name any path would let it open another org's tables.
+func checkMiDSN(r *http.Request, typ string) error {
+	if typ != miType {
+		return nil
+	}
+	return needOperator(r, "registering a mini-app (mi) directory")
+}
+
+// database resolves {org}, {project}, {type} and {schema}; the DSN of the
+// answer must not leave the process.
+func (a *admin) database(r *http.Request) (store.Database, error) {
+	_, p, err := a.project(r)
+	if err != nil {
+		return store.Database{}, err
+	}
+	return a.s.st.Database(r.Context(), p.ID, pathParam(r, "type"), pathParam(r, "schema"))
+}
+
+func (a *admin) listDatabases(w http.ResponseWriter, r *http.Request) {
+	_, p, err := a.project(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	dbs, err := a.s.st.DatabasesOf(r.Context(), p.ID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := make([]databaseJSON, len(dbs))
+	for i, d := range dbs {
+		out[i] = databaseOut(d)
+	}
+	writeList(w, out)
+}
+
+// createDatabase registers a database after a successful connection test.
+func (a *admin) createDatabase(w http.ResponseWriter, r *http.Request) {
+	_, p, err := a.project(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var b databaseBody
+	if err := a.decodeStrict(w, r, &b); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	for _, f := range []struct{ name, v string }{{"type", b.Type}, {"schema", b.Schema}, {"dsn", b.DSN}} {
+		if err := required(f.name, f.v); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
+	if !slices.Contains(dialects.Types(), b.Type) {
+		writeError(w, r, fault.New(fault.Invalid, "field \"type\": unknown database type %q (this gateway serves %s)", b.Type, strings.Join(dialects.Types(), ", ")))
+		return
+	}
+	if err := checkMiDSN(r, b.Type); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	// A duplicate is refused before the (slow) connection test; the store
+	// checks again when it writes.
+	if _, err := a.s.st.Database(r.Context(), p.ID, b.Type, b.Schema); err == nil {
+		writeError(w, r, fault.New(fault.Conflict, "database %s/%s is already registered in this project", b.Type, b.Schema))
+		return
+	} else if fault.KindOf(err) != fault.NotFound {
+		writeError(w, r, err)
+		return
+	}
+	if err := a.probe(r, b.Type, b.Schema, b.DSN); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	d, err := a.s.st.AddDatabase(r.Context(), store.Database{ProjectID: p.ID, Type: b.Type, Schema: b.Schema, DSN: b.DSN})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, databaseOut(d))
+}
+
+func (a *admin) getDatabase(w http.ResponseWriter, r *http.Request) {
+	d, err := a.database(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, databaseOut(d))
+}
+
+// patchDatabase replaces the DSN (a rotated password, a moved host) after
+// a successful connection test; servers reopen the pool.
+func (a *admin) patchDatabase(w http.ResponseWriter, r *http.Request) {
+	d, err := a.database(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var b databaseBody
+	if err := a.decodeStrict(w, r, &b); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if b.Type != "" && b.Type != d.Type || b.Schema != "" && b.Schema != d.Schema {
+		writeError(w, r, fault.New(fault.Invalid, "fields \"type\" and \"schema\" cannot change: register another database"))
+		return
+	}
+	if err := required("dsn", b.DSN); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := checkMiDSN(r, d.Type); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := a.probe(r, d.Type, d.Schema, b.DSN); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if d, err = a.s.st.SetDatabaseDSN(r.Context(), d.ProjectID, d.Type, d.Schema, b.DSN); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, databaseOut(d))
+}
+
+func (a *admin) deleteDatabase(w http.ResponseWriter, r *http.Request) {
+	d, err := a.database(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := a.s.st.RemoveDatabase(r.Context(), d.ProjectID, d.Type, d.Schema); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	noContent(w)
+}
+
+// testDatabase runs the connection test on a registered database's stored
+// DSN, like `minimal db test`.
+func (a *admin) testDatabase(w http.ResponseWriter, r *http.Request) {
+	d, err := a.database(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := a.probe(r, d.Type, d.Schema, d.DSN); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "type": d.Type, "schema": d.Schema})
+}

@@ -1,0 +1,336 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/permissions"
+	"github.com/littlebitlabs/minimal/store"
+)
+
+// identityJSON is an identity as the admin API shows it.
+type identityJSON struct {
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	Kind      string         `json:"kind"`
+	Space     string         `json:"space"`
+	Roles     []string       `json:"roles"`
+	Claims    map[string]any `json:"claims"`
+	KeyType   string         `json:"key_type"`
+	Enabled   bool           `json:"enabled"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
+}
+
+func identityOut(id store.Identity, space string) identityJSON {
+	return identityJSON{
+		ID: id.ID, Name: id.Name, Kind: id.Kind, Space: space, Roles: id.Roles, Claims: id.Claims,
+		KeyType: id.KeyType, Enabled: id.Enabled, CreatedAt: id.CreatedAt, UpdatedAt: id.UpdatedAt,
+	}
+}
+
+// identityBody creates an identity (name and space required; kind user,
+// key_type crud, enabled true, no roles and no claims by default, as in a
+// policy file) or changes the fields it names.
+type identityBody struct {
+	Name    *string         `json:"name"`
+	Kind    *string         `json:"kind"`
+	Space   *string         `json:"space"`
+	Roles   *[]string       `json:"roles"`
+	Claims  *map[string]any `json:"claims"`
+	KeyType *string         `json:"key_type"`
+	Enabled *bool           `json:"enabled"`
+}
+
+// apply sets the fields the body names on id, resolving the space by name
+// in the identity's project.
+func (a *admin) apply(r *http.Request, b identityBody, id *store.Identity) error {
+	if b.Kind != nil {
+		id.Kind = *b.Kind
+	}
+	if b.Space != nil {
+		sp, err := a.s.st.Space(r.Context(), id.ProjectID, *b.Space)
+		if err != nil {
+			if fault.KindOf(err) == fault.NotFound {
+				return fault.New(fault.Invalid, "field \"space\": no space %q in this project", *b.Space)
+			}
+			return err
+		}
+		id.SpaceID = sp.ID
+	}
+	if b.Roles != nil {
+		id.Roles = *b.Roles
+	}
+	if b.Claims != nil {
+		for k := range *b.Claims {
+			if k == "" {
+				return fault.New(fault.Invalid, "field \"claims\": a claim has an empty name")
+			}
+		}
+		id.Claims = *b.Claims
+	}
+	if b.KeyType != nil {
+		id.KeyType = *b.KeyType
+	}
+	if b.Enabled != nil {
+		id.Enabled = *b.Enabled
+	}
+	return nil
+}
+
+// identity resolves {org}, {project} and {identity}.
+func (a *admin) identity(r *http.Request) (store.Identity, error) {
+	_, p, err := a.project(r)
+	if err != nil {
+		return store.Identity{}, err
+	}
+	return a.s.st.Identity(r.Context(), p.ID, pathParam(r, "identity"))
+}
+
+// answerIdentity writes an identity with its space's name.
+func (a *admin) answerIdentity(w http.ResponseWriter, r *http.Request, status int, id store.Identity) {
+	sp, err := a.s.st.SpaceByID(r.Context(), id.SpaceID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, status, identityOut(id, sp.Name))
+}
+
+func (a *admin) listIdentities(w http.ResponseWriter, r *http.Request) {
+	_, p, err := a.project(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ids, err := a.s.st.ListIdentities(r.Context(), p.ID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sps, err := a.s.st.Spaces(r.Context(), p.ID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	spaceName := make(map[string]string, len(sps))
+	for _, sp := range sps {
+		spaceName[sp.ID] = sp.Name
+	}
+	out := make([]identityJSON, len(ids))
+	for i, id := range ids {
+		out[i] = identityOut(id, spaceName[id.SpaceID])
+	}
+	writeList(w, out)
+}
+
+func (a *admin) createIdentity(w http.ResponseWriter, r *http.Request) {
+	_, p, err := a.project(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var b identityBody
+	if err := a.decodeStrict(w, r, &b); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if b.Name == nil {
+		writeError(w, r, required("name", ""))
+		return
+	}
+	if b.Space == nil {
+		writeError(w, r, required("space", ""))
+		return
+	}
+	id := store.Identity{ProjectID: p.ID, Name: *b.Name, Kind: store.KindUser, KeyType: "crud", Enabled: true}
+	if err := a.apply(r, b, &id); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	id, err = a.s.st.CreateIdentity(r.Context(), id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	a.answerIdentity(w, r, http.StatusCreated, id)
+}
+
+func (a *admin) getIdentity(w http.ResponseWriter, r *http.Request) {
+	id, err := a.identity(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	a.answerIdentity(w, r, http.StatusOK, id)
+}
+
+// patchIdentity changes the fields the body names. Disabling an identity
+// or taking a role away reaches its live tokens within about two seconds.
+func (a *admin) patchIdentity(w http.ResponseWriter, r *http.Request) {
+	id, err := a.identity(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var b identityBody
+	if err := a.decodeStrict(w, r, &b); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if b.Name != nil && *b.Name != id.Name {
+		writeError(w, r, fault.New(fault.Invalid, "field \"name\": an identity cannot be renamed (tokens carry its name)"))
+		return
+	}
+	if err := a.apply(r, b, &id); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if id, err = a.s.st.UpdateIdentity(r.Context(), id); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	a.answerIdentity(w, r, http.StatusOK, id)
+}
+
+func (a *admin) deleteIdentity(w http.ResponseWriter, r *http.Request) {
+	id, err := a.identity(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := a.s.st.DeleteIdentity(r.Context(), id.ID); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	noContent(w)
+}
+
+// tokenBody narrows a token minted for an identity; every field is
+// optional (all the identity's roles, its key_type, auth.DefaultTTL).
+type tokenBody struct {
+	Roles   *[]string `json:"roles"`
+	KeyType string    `json:"key_type"`
+	TTL     string    `json:"ttl"`
+}
+
+// mintFor mints a token for an identity of the org, within what the
+// identity holds (auth.Mint's rules). The token is the answer's purpose,
+// so it is shown once, here; it is not stored.
+func (a *admin) mintFor(w http.ResponseWriter, r *http.Request) {
+	id, err := a.identity(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var b tokenBody
+	if err := a.decodeOptional(w, r, &b); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	opt := auth.MintOptions{KeyType: b.KeyType}
+	if b.Roles != nil {
+		opt.Roles = *b.Roles
+	}
+	if b.TTL != "" {
+		if opt.TTL, err = time.ParseDuration(b.TTL); err != nil || opt.TTL <= 0 {
+			writeError(w, r, fault.New(fault.Invalid, "field \"ttl\" must be a positive duration such as 30m or 720h"))
+			return
+		}
+	}
+	tok, err := auth.Mint(r.Context(), a.s.st, a.s.key, id, opt)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	p, err := a.s.ver.Verify(r.Context(), tok)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"token": tok, "jti": p.TokenID, "identity": id.Name, "roles": p.Roles, "key_type": p.KeyType.String(),
+		"expires_at": p.ExpiresAt.UTC().Format(time.RFC3339),
+	})
+}
+
+// roleJSON is a role as the admin API derives it: roles are not stored on
+// their own, they exist where identities hold them and bindings and scopes
+// name them. admin is built in.
+type roleJSON struct {
+	Name       string   `json:"name"`
+	Builtin    bool     `json:"builtin"`
+	Identities []string `json:"identities"`
+	Templates  []string `json:"templates"`
+	Scopes     []string `json:"scopes"`
+}
+
+// roles derives every role of a project, sorted by name.
+func (a *admin) roles(r *http.Request) ([]roleJSON, error) {
+	_, p, err := a.project(r)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := a.s.st.ListIdentities(r.Context(), p.ID)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := a.s.st.Policy(r.Context(), p.ID)
+	if err != nil {
+		return nil, err
+	}
+	by := map[string]*roleJSON{}
+	get := func(name string) *roleJSON {
+		if by[name] == nil {
+			by[name] = &roleJSON{Name: name, Builtin: name == permissions.AdminRole, Identities: []string{}, Templates: []string{}, Scopes: []string{}}
+		}
+		return by[name]
+	}
+	get(permissions.AdminRole)
+	for _, id := range ids {
+		for _, role := range id.Roles {
+			get(role).Identities = append(get(role).Identities, id.Name)
+		}
+	}
+	for _, b := range pol.Bindings {
+		get(b.Role).Templates = append(get(b.Role).Templates, b.Templates...)
+	}
+	for _, sc := range pol.Scopes {
+		get(sc.Role).Scopes = append(get(sc.Role).Scopes, sc.Object)
+	}
+	out := make([]roleJSON, 0, len(by))
+	for _, v := range by {
+		out = append(out, *v)
+	}
+	slices.SortFunc(out, func(x, y roleJSON) int { return strings.Compare(x.Name, y.Name) })
+	return out, nil
+}
+
+func (a *admin) listRoles(w http.ResponseWriter, r *http.Request) {
+	out, err := a.roles(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeList(w, out)
+}
+
+func (a *admin) getRole(w http.ResponseWriter, r *http.Request) {
+	out, err := a.roles(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	name := pathParam(r, "role")
+	for _, role := range out {
+		if role.Name == name {
+			writeJSON(w, http.StatusOK, role)
+			return
+		}
+	}
+	writeError(w, r, fault.New(fault.NotFound, "role %q is not held, bound or scoped in this project", name))
+}

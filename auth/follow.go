@@ -1,0 +1,26 @@
+package auth
+
+import "context"
+
+// Follow empties the verifier's token, identity and revocation caches each
+// time the store announces a write (store.Changes), until ctx ends. A role
+// removed, an identity disabled or a token revoked — through any replica of
+// a PostgreSQL control plane, or through this process — is then in force
+// at the next request instead of when the caches expire. The caches still
+// expire on their own, which bounds what an announcement that never comes
+// (a write by another process on SQLite) can leave stale.
+func (v *Verifier) Follow(ctx context.Context) {
+	for range v.st.Changes(ctx) {
+		v.flush()
+	}
+}
+
+// flush forgets every cached answer that a write to the store can change.
+// Org, project and space names are kept: they never change.
+func (v *Verifier) flush() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.toks = map[string]cachedPrincipal{}
+	v.ids = map[string]cachedIdentity{}
+	v.revok = map[string]cachedBool{}
+}

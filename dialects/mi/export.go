@@ -1,0 +1,213 @@
+package mi
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/littlebitlabs/minimal/fault"
+)
+
+// TableInfo is what schema.yaml says about a table, for the mini-app tools
+// (info, the schema:// resources, filter validation). The gateway's column
+// view of the same table comes from Source.Tables.
+type TableInfo struct {
+	// Name is the table's directory name, the name tools address it by.
+	Name string
+	// Table is the yaml `table` (the _row_history table_name).
+	Table       string
+	Title       *string
+	Description *string
+	Fields      []FieldInfo
+	Dump        *DumpInfo
+	// History is false when the yaml says history: off.
+	History bool
+	// YAML is the file as stored.
+	YAML []byte
+}
+
+// FieldInfo is one schema.yaml field.
+type FieldInfo struct {
+	Name        string
+	Type        string
+	Required    bool
+	Description *string
+}
+
+// DumpInfo is the yaml's dump section, with mini-app's defaults filled in.
+type DumpInfo struct {
+	Dir        *string
+	TitleField string
+	BodyField  string
+	Sync       string
+}
+
+// Field returns the named field.
+func (t *TableInfo) Field(name string) (FieldInfo, bool) {
+	for _, f := range t.Fields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return FieldInfo{}, false
+}
+
+type yamlDescribed struct {
+	Title       *string `yaml:"title"`
+	Description *string `yaml:"description"`
+	Fields      []struct {
+		Description *string `yaml:"description"`
+	} `yaml:"fields"`
+	Dump *struct {
+		Dir        *string `yaml:"dir"`
+		TitleField *string `yaml:"title_field"`
+		BodyField  *string `yaml:"body_field"`
+		Sync       *string `yaml:"sync"`
+	} `yaml:"dump"`
+}
+
+// ReadTable reads the schema.yaml of table name in the scope directory dsn
+// (a path or file:// URL). A table that is not there, or whose yaml does
+// not parse, is NotFound "table not found: <name>".
+func ReadTable(dsn, name string) (*TableInfo, error) {
+	dir := trimFileURL(dsn)
+	if dir == "" || !safeName(name) {
+		return nil, notFound(name)
+	}
+	b, err := os.ReadFile(schemaFile(dir, name))
+	if err != nil {
+		return nil, notFound(name)
+	}
+	sc, err := parseSchema(b)
+	if err != nil {
+		return nil, notFound(name)
+	}
+	var d yamlDescribed
+	_ = yaml.Unmarshal(b, &d) // parseSchema accepted the same bytes
+	t := &TableInfo{Name: name, Table: sc.Table, Title: d.Title, Description: d.Description, History: sc.History, YAML: b}
+	for i, f := range sc.Fields {
+		fi := FieldInfo{Name: f.Name, Type: f.Type, Required: f.Required}
+		if i < len(d.Fields) {
+			fi.Description = d.Fields[i].Description
+		}
+		t.Fields = append(t.Fields, fi)
+	}
+	if d.Dump != nil {
+		di := &DumpInfo{Dir: d.Dump.Dir, TitleField: "title", BodyField: "body", Sync: "write-only"}
+		if d.Dump.TitleField != nil {
+			di.TitleField = *d.Dump.TitleField
+		}
+		if d.Dump.BodyField != nil {
+			di.BodyField = *d.Dump.BodyField
+		}
+		if d.Dump.Sync != nil {
+			di.Sync = *d.Dump.Sync
+		}
+		t.Dump = di
+	}
+	return t, nil
+}
+
+// TableNames lists the tables of a scope directory (subdirectories holding
+// a schema.yaml that parses), sorted, as mini-app-mcp's mount scan finds
+// them. A missing directory has none.
+func TableNames(dsn string) ([]string, error) {
+	dir := trimFileURL(dsn)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fault.Wrap(fault.Unavailable, err, "mi: cannot read the table directory")
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if !safeName(name) {
+			continue
+		}
+		b, err := os.ReadFile(schemaFile(dir, name))
+		if err != nil {
+			continue
+		}
+		if _, err := parseSchema(b); err != nil {
+			continue
+		}
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// HistoryEntry is one raw _row_history entry.
+type HistoryEntry struct {
+	Version    int64
+	RecordedAt int64
+	Op         string
+	// Data is data_json: the row after the change (for a delete, before).
+	Data string
+}
+
+// HistoryAt returns the latest raw history entry of a row recorded at or
+// before at (ties: the highest version), or NotFound "row not found: <id>"
+// when there is none or the table keeps no history. Entries mini-app-mcp
+// rolled into zstd archive blobs are not read.
+func HistoryAt(ctx context.Context, dsn, name, rowID string, at int64) (HistoryEntry, error) {
+	t, err := ReadTable(dsn, name)
+	if err != nil {
+		return HistoryEntry{}, err
+	}
+	missing := fault.New(fault.NotFound, "row not found: %s", rowID)
+	if !t.History {
+		return HistoryEntry{}, missing
+	}
+	path := dbFile(trimFileURL(dsn), name)
+	if _, err := os.Stat(path); err != nil {
+		return HistoryEntry{}, missing
+	}
+	db, err := sql.Open("sqlite", sqliteDSN(path))
+	if err != nil {
+		return HistoryEntry{}, storageErr(ctx, err)
+	}
+	defer db.Close()
+	var e HistoryEntry
+	var data sql.NullString
+	err = db.QueryRowContext(ctx, `SELECT version, recorded_at, op, data_json FROM _row_history
+        WHERE table_name = ? AND row_id = ? AND recorded_at <= ?
+        ORDER BY recorded_at DESC, version DESC LIMIT 1`, t.Table, rowID, at).Scan(&e.Version, &e.RecordedAt, &e.Op, &data)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !data.Valid) {
+		return HistoryEntry{}, missing
+	}
+	if err != nil {
+		return HistoryEntry{}, storageErr(ctx, err)
+	}
+	e.Data = data.String
+	return e, nil
+}
+
+// SchemaPath is where a table's schema.yaml lives, for messages.
+func SchemaPath(dsn, name string) string { return schemaFile(trimFileURL(dsn), name) }
+
+// DBPath is where a table's rows live.
+func DBPath(dsn, name string) string { return filepath.Clean(dbFile(trimFileURL(dsn), name)) }
+
+type insertIDKey struct{}
+
+// WithInsertID asks Source.Write to give the one row of an insert plan the
+// id rowID instead of a fresh UUID v4: row_restore re-inserts a deleted row
+// under its old id through the same plan (and permission gates) as any
+// insert. Ignored by other actions and by inserts of several rows.
+func WithInsertID(ctx context.Context, rowID string) context.Context {
+	return context.WithValue(ctx, insertIDKey{}, rowID)
+}
+
+func insertIDFrom(ctx context.Context) string {
+	s, _ := ctx.Value(insertIDKey{}).(string)
+	return s
+}

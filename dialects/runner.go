@@ -1,0 +1,27 @@
+package dialects
+
+import "context"
+
+// Runner is an optional ability of a Source: running statements an
+// operator wrote rather than plans the gateway rendered — the custom APIs.
+// The engine finds it by a type assertion on the Source; a type without it
+// answers a custom API call with fault.Unsupported.
+//
+// A statement's SQL comes from a definition checked by package custom; its
+// Args are the caller's values, already validated against their declared
+// types: nil, string (text, and the text form of number, date, timestamp
+// and uuid values), int64 or bool. They are bound, never spliced. Names in
+// the SQL that are not schema-qualified resolve in the Source's schema.
+type Runner interface {
+	// Placeholder returns the text of the n-th (1-based) bound argument in
+	// this database's SQL: "$1" for PostgreSQL, "?" for MySQL.
+	Placeholder(n int) string
+	// RunRead runs one statement in a read-only transaction and streams
+	// its rows; closing the rows ends the transaction. A statement that
+	// tries to write fails.
+	RunRead(ctx context.Context, st Stmt) (Rows, error)
+	// RunWrite runs the statements in order in one transaction and commits
+	// only when every one succeeded; RowsAffected is their sum. On any
+	// error nothing is written.
+	RunWrite(ctx context.Context, stmts []Stmt) (WriteResult, error)
+}

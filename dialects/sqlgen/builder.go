@@ -1,0 +1,476 @@
+package sqlgen
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/query"
+)
+
+// A dialect whose statements differ in shape, not only in spelling, embeds
+// a Builder in its own builder and takes over a part by implementing one of
+// these interfaces; the parts it does not implement stay standard. Its
+// builder holds what the parts need (a table's column types, say), which
+// is why they are methods and not Syntax fields.
+type (
+	// CondWriter writes one comparison. neg is true under an odd number
+	// of NOTs (only with Syntax.PushNot); top is true where the condition
+	// needs no parentheses of its own.
+	CondWriter interface {
+		WriteCond(c *query.Cond, neg, top bool)
+	}
+	// InsertWriter writes a whole insert statement.
+	InsertWriter interface {
+		WriteInsert(p *query.Plan)
+	}
+	// SetValueWriter writes the new value of one column of an update.
+	SetValueWriter interface {
+		WriteSetValue(a query.Assign)
+	}
+)
+
+// Builder accumulates SQL text and bound arguments. The first error sticks
+// and later writes are ignored, so render code reads straight through and
+// checks once, in Stmt. Init names its Syntax before any other method.
+type Builder struct {
+	sb   strings.Builder
+	args []any
+	err  error
+	s    *Syntax
+	ext  any
+}
+
+// Init makes b, empty, write s's syntax, with ext (the dialect's own
+// builder that embeds b, or nil) in place of the parts it implements a
+// writer interface for.
+func (b *Builder) Init(s *Syntax, ext any) {
+	b.s, b.ext = s, ext
+}
+
+// Render writes p's statement and returns it, as Stmt does.
+func (b *Builder) Render(p *query.Plan) (dialects.Stmt, error) {
+	if p == nil {
+		return dialects.Stmt{}, fault.New(fault.Invalid, "no plan to render")
+	}
+	switch p.Action {
+	case query.Read:
+		b.Read(p)
+	case query.Insert:
+		if w, ok := b.ext.(InsertWriter); ok {
+			w.WriteInsert(p)
+		} else {
+			b.Insert(p)
+		}
+	case query.Update:
+		b.Update(p)
+	case query.Delete:
+		b.Delete(p)
+	default:
+		return dialects.Stmt{}, fault.New(fault.Unsupported, "action %s is not supported", p.Action)
+	}
+	return b.Stmt()
+}
+
+// Stmt returns what was written, or the first error: a failed write, too
+// many values for Syntax.MaxArgs, or Syntax.Verify's refusal.
+func (b *Builder) Stmt() (dialects.Stmt, error) {
+	if b.err != nil {
+		return dialects.Stmt{}, b.err
+	}
+	if err := b.s.MaxArgs.exceeded(len(b.args)); err != nil {
+		return dialects.Stmt{}, err
+	}
+	st := dialects.Stmt{SQL: b.sb.String(), Args: b.args}
+	if b.s.Verify != nil {
+		if err := b.s.Verify(st); err != nil {
+			return dialects.Stmt{}, err
+		}
+	}
+	return st, nil
+}
+
+// Fail records err unless an earlier error is recorded.
+func (b *Builder) Fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+// Str writes SQL text as it is; it must never hold a request value.
+func (b *Builder) Str(s string) { b.sb.WriteString(s) }
+
+// Arg binds v and writes its placeholder. DEFAULT is not a value: it is
+// refused here, and written by Value where it belongs.
+func (b *Builder) Arg(v any) {
+	if _, ok := v.(query.Default); ok {
+		b.Fail(fault.New(fault.Invalid, "DEFAULT is only allowed as an insert or update value"))
+		return
+	}
+	b.args = append(b.args, v)
+	b.sb.WriteString(b.s.Placeholder)
+	if b.s.Numbered {
+		b.sb.WriteString(strconv.Itoa(len(b.args)))
+	}
+}
+
+// Value writes an insert or update value: DEFAULT, NULL with
+// Syntax.NullKeyword, or else a placeholder.
+func (b *Builder) Value(v any) {
+	switch v.(type) {
+	case query.Default:
+		b.Str("DEFAULT")
+	case nil:
+		if b.s.NullKeyword {
+			b.Str("NULL")
+			return
+		}
+		b.Arg(v)
+	default:
+		b.Arg(v)
+	}
+}
+
+// checkIdent applies the Syntax's identifier check.
+func (b *Builder) checkIdent(name string) error {
+	if b.s.CheckIdent != nil {
+		return b.s.CheckIdent(name)
+	}
+	return CheckIdent(name)
+}
+
+// Ident writes a quoted identifier, or fails if the engine cannot take the
+// name.
+func (b *Builder) Ident(name string) {
+	if err := b.checkIdent(name); err != nil {
+		b.Fail(err)
+		return
+	}
+	s := b.s
+	b.sb.WriteByte(s.QuoteOpen)
+	from := 0
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c == s.QuoteClose || c == s.QuoteEscape {
+			b.sb.WriteString(name[from:i])
+			b.sb.WriteByte(s.QuoteEscape)
+			from = i
+		}
+	}
+	b.sb.WriteString(name[from:])
+	b.sb.WriteByte(s.QuoteClose)
+}
+
+// Table writes schema.table, or just table when the plan names no schema.
+func (b *Builder) Table(p *query.Plan) {
+	if p.Schema != "" {
+		b.Ident(p.Schema)
+		b.sb.WriteByte('.')
+	}
+	b.Ident(p.Table)
+}
+
+// List writes item(0) to item(n-1), separated by commas.
+func (b *Builder) List(n int, item func(i int)) {
+	for i := range n {
+		if i > 0 {
+			b.Str(", ")
+		}
+		item(i)
+	}
+}
+
+// Columns writes names[i], for each i in keep, as a list of identifiers; a
+// nil keep writes every name.
+func (b *Builder) Columns(names []string, keep []int) {
+	b.List(count(names, keep), func(k int) { b.Ident(names[at(keep, k)]) })
+}
+
+// count is how many of names keep keeps; a nil keep keeps them all.
+func count(names []string, keep []int) int {
+	if keep == nil {
+		return len(names)
+	}
+	return len(keep)
+}
+
+// at is the index of the k-th name keep keeps.
+func at(keep []int, k int) int {
+	if keep == nil {
+		return k
+	}
+	return keep[k]
+}
+
+// Read writes a SELECT with its filter, order and page.
+func (b *Builder) Read(p *query.Plan) {
+	b.Str("SELECT ")
+	if len(p.Columns) == 0 {
+		// The engine always fills the projection; * is the neutral fallback.
+		b.Str("*")
+	}
+	b.Columns(p.Columns, nil)
+	b.Str(" FROM ")
+	b.Table(p)
+	b.Where(p.Where)
+	if b.s.OffsetFetch {
+		// OFFSET … FETCH belongs to the ORDER BY, which depends on the
+		// page: the page is checked first.
+		if b.checkPage(p) {
+			b.order(p.Order)
+			b.offsetFetch(p)
+		}
+		return
+	}
+	b.order(p.Order)
+	if b.checkPage(p) {
+		b.limitOffset(p)
+	}
+}
+
+// checkPage refuses a negative page size or number.
+func (b *Builder) checkPage(p *query.Plan) bool {
+	if p.Limit < 0 || p.Offset < 0 {
+		b.Fail(fault.New(fault.Invalid, "page size and page number must not be negative"))
+		return false
+	}
+	return true
+}
+
+func (b *Builder) order(order []query.Order) {
+	asc, desc := " ASC", " DESC"
+	if b.s.NullsLargest {
+		asc, desc = " ASC NULLS LAST", " DESC NULLS FIRST"
+	}
+	if len(order) > 0 {
+		b.Str(" ORDER BY ")
+	}
+	b.List(len(order), func(i int) {
+		b.Ident(order[i].Column)
+		if order[i].Desc {
+			b.Str(desc)
+		} else {
+			b.Str(asc)
+		}
+	})
+}
+
+// limitOffset writes LIMIT and OFFSET. With a limit both are always
+// written, so every page of a query shares one prepared statement.
+func (b *Builder) limitOffset(p *query.Plan) {
+	switch {
+	case p.Limit > 0:
+		b.Str(" LIMIT ")
+		b.Arg(p.Limit)
+		b.Str(" OFFSET ")
+	case p.Offset == 0:
+		return
+	case b.s.NoLimit != "":
+		b.Str(" LIMIT ")
+		b.Str(b.s.NoLimit)
+		b.Str(" OFFSET ")
+	case b.s.NoLimitArg != nil:
+		b.Str(" LIMIT ")
+		b.Arg(b.s.NoLimitArg)
+		b.Str(" OFFSET ")
+	default:
+		b.Str(" OFFSET ")
+	}
+	b.Arg(p.Offset)
+}
+
+// offsetFetch writes OFFSET … FETCH. OFFSET is written even when it is 0,
+// so every page of a query shares one cached plan.
+func (b *Builder) offsetFetch(p *query.Plan) {
+	if p.Limit == 0 && p.Offset == 0 {
+		return
+	}
+	if len(p.Order) == 0 {
+		// A constant order leaves the rows in the database's order, as
+		// the plan asked.
+		b.Str(" ORDER BY (SELECT NULL)")
+	}
+	b.Str(" OFFSET ")
+	b.Arg(p.Offset)
+	b.Str(" ROWS")
+	if p.Limit > 0 {
+		b.Str(" FETCH NEXT ")
+		b.Arg(p.Limit)
+		b.Str(" ROWS ONLY")
+	}
+}
+
+// Insert writes INSERT INTO t (columns) VALUES (…), … with Syntax.Output
+// and Syntax.Returning, or DEFAULT VALUES for a row without column values.
+func (b *Builder) Insert(p *query.Plan) {
+	var keep []int // nil: every column
+	if b.s.OmitDefaultColumns {
+		var ok bool
+		if keep, ok = b.InsertColumns(p); !ok {
+			return
+		}
+		for _, c := range p.Columns {
+			if err := b.checkIdent(c); err != nil {
+				b.Fail(err) // also the columns keep leaves out
+				return
+			}
+		}
+	} else if !b.checkRowCount(p) {
+		return
+	}
+	b.Str("INSERT INTO ")
+	b.Table(p)
+	if count(p.Columns, keep) == 0 && b.s.DefaultValues {
+		if len(p.Rows) > 1 {
+			b.Fail(fault.New(fault.Unsupported, "inserting several rows with no column values is not supported by %s", b.s.Engine))
+			return
+		}
+		if len(p.Rows[0]) != len(p.Columns) {
+			b.Fail(fault.New(fault.Invalid, "insert row has %d values for 0 columns", len(p.Rows[0])))
+			return
+		}
+		b.Str(b.s.Output)
+		b.Str(" DEFAULT VALUES")
+		b.Str(b.s.Returning)
+		return
+	}
+	b.Str(" (")
+	b.Columns(p.Columns, keep)
+	b.Str(")")
+	b.Str(b.s.Output)
+	b.Str(" VALUES ")
+	for r, row := range p.Rows {
+		if !b.checkRow(p, r) {
+			return
+		}
+		if r > 0 {
+			b.Str(", ")
+		}
+		b.Str("(")
+		b.List(count(p.Columns, keep), func(k int) { b.Value(row[at(keep, k)]) })
+		b.Str(")")
+	}
+	b.Str(b.s.Returning)
+}
+
+// InsertColumns checks an insert's rows (at least one, at most
+// Syntax.MaxRows, each as long as the column list) and returns the indexes
+// of the columns that have a value other than DEFAULT in at least one row:
+// a column that is DEFAULT in every row can be left out of the statement.
+func (b *Builder) InsertColumns(p *query.Plan) (keep []int, ok bool) {
+	if !b.checkRowCount(p) {
+		return nil, false
+	}
+	for r := range p.Rows {
+		if !b.checkRow(p, r) {
+			return nil, false
+		}
+	}
+	keep = make([]int, 0, len(p.Columns))
+	for c := range p.Columns {
+		for _, row := range p.Rows {
+			if _, def := row[c].(query.Default); !def {
+				keep = append(keep, c)
+				break
+			}
+		}
+	}
+	return keep, true
+}
+
+// checkRowCount refuses an insert without rows or with more than
+// Syntax.MaxRows.
+func (b *Builder) checkRowCount(p *query.Plan) bool {
+	if len(p.Rows) == 0 {
+		b.Fail(fault.New(fault.Invalid, "insert needs at least one row"))
+		return false
+	}
+	if err := b.s.MaxRows.exceeded(len(p.Rows)); err != nil {
+		b.Fail(err)
+		return false
+	}
+	return true
+}
+
+// checkRow refuses insert row r unless it has a value for every column.
+func (b *Builder) checkRow(p *query.Plan, r int) bool {
+	if len(p.Rows[r]) != len(p.Columns) {
+		b.Fail(fault.New(fault.Invalid, "insert row %d has %d values for %d columns", r, len(p.Rows[r]), len(p.Columns)))
+		return false
+	}
+	return true
+}
+
+// Update writes UPDATE t SET … WHERE …, or the ALTER TABLE … UPDATE
+// mutation.
+func (b *Builder) Update(p *query.Plan) {
+	if len(p.Set) == 0 {
+		b.Fail(fault.New(fault.Invalid, "update needs at least one column to set"))
+		return
+	}
+	b.GuardUnfiltered(p)
+	b.target(p, "UPDATE ", " SET ", " UPDATE ")
+	b.List(len(p.Set), func(i int) {
+		a := p.Set[i]
+		b.Ident(a.Column)
+		b.Str(" = ")
+		if w, ok := b.ext.(SetValueWriter); ok {
+			w.WriteSetValue(a)
+		} else {
+			b.Value(a.Value)
+		}
+	})
+	b.filter(p.Where)
+}
+
+// Delete writes DELETE FROM t WHERE …, or the ALTER TABLE … DELETE
+// mutation.
+func (b *Builder) Delete(p *query.Plan) {
+	b.GuardUnfiltered(p)
+	b.target(p, "DELETE FROM ", "", " DELETE")
+	b.filter(p.Where)
+}
+
+// target writes the table an update or delete acts on, between before and
+// after, or with Syntax.Mutations as ALTER TABLE t and mutation.
+func (b *Builder) target(p *query.Plan, before, after, mutation string) {
+	if b.s.Mutations {
+		before, after = "ALTER TABLE ", mutation
+	}
+	b.Str(before)
+	b.Table(p)
+	b.Str(after)
+}
+
+// GuardUnfiltered refuses an update or delete of every row unless the plan
+// says so with All: the engine checks this first, the renderer makes sure a
+// missed check cannot reach the database.
+func (b *Builder) GuardUnfiltered(p *query.Plan) {
+	if p.Where == nil && !p.All {
+		b.Fail(fault.New(fault.Invalid, "%s without a filter needs all=true", p.Action))
+	}
+}
+
+// filter writes an update's or delete's WHERE: the mutation form with
+// Syntax.Mutations, else as Where.
+func (b *Builder) filter(e query.Expr) {
+	if !b.s.Mutations {
+		b.Where(e)
+		return
+	}
+	b.Str(" WHERE ")
+	if e == nil {
+		b.Str("1")
+		return
+	}
+	b.MutationCond(e)
+}
+
+// MutationCond writes a mutation's condition as ifNull(…, 0), so that it
+// is never NULL: with NOT pushed down (Syntax.PushNot), NULL and false
+// mean the same, and a mutation must not see the NULL.
+func (b *Builder) MutationCond(e query.Expr) {
+	b.Str("ifNull(")
+	b.Expr(e, false, true)
+	b.Str(", 0)")
+}

@@ -1,0 +1,127 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/miniapp"
+)
+
+// The mini-app face: mini-app-mcp's tools and resources on the mi
+// databases, with mini-app-mcp's argument rules (unknown keys ignored) and
+// answer shapes (compact JSON text, a plain error text with isError true).
+// Like every data tool, each call needs a live session and is journaled
+// before it runs; the data operations go through engine.Execute.
+
+// miniAppOptions are the server options of the mini-app face.
+func (s *Server) miniAppOptions() []mcpserver.ServerOption {
+	return []mcpserver.ServerOption{mcpserver.WithResourceCapabilities(false, false)}
+}
+
+// miniAppListed reports whether tools/list shows a mini-app tool to the
+// caller: its key_type and roles allow the tool's action somewhere.
+func (s *Server) miniAppListed(ctx context.Context, name string) bool {
+	t := miniapp.Lookup(name)
+	if t == nil {
+		return false
+	}
+	p, err := s.principal(ctx)
+	return err == nil && (t.Action == 0 || s.eng.CanAnywhere(p, t.Action))
+}
+
+// addMiniApp registers the mini-app tools and resources on srv, and the
+// hook that lists each caller's schema resources.
+func (s *Server) addMiniApp(srv *mcpserver.MCPServer, hooks *mcpserver.Hooks) {
+	for _, t := range s.mini.Tools() {
+		def := mcpgo.NewToolWithRawSchema(t.Name, t.Description, t.InputSchema)
+		def.Annotations = mcpgo.ToolAnnotation{
+			ReadOnlyHint:    mcpgo.ToBoolPtr(t.ReadOnly),
+			DestructiveHint: mcpgo.ToBoolPtr(t.Destructive),
+			IdempotentHint:  mcpgo.ToBoolPtr(t.Idempotent),
+			OpenWorldHint:   mcpgo.ToBoolPtr(false),
+		}
+		srv.AddTool(def, s.miniAppHandler(t))
+	}
+	for _, k := range miniapp.SchemaKinds {
+		srv.AddResourceTemplate(mcpgo.NewResourceTemplate("schema://"+k.Kind+"{?table,schema}", k.Name, mcpgo.WithTemplateMIMEType(k.MIME)), s.miniAppResource)
+	}
+	for _, d := range miniapp.DocNames {
+		srv.AddResource(mcpgo.NewResource("docs://"+d, "Docs: "+d, mcpgo.WithMIMEType("text/markdown")), s.miniAppResource)
+	}
+	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcpgo.ListResourcesRequest, res *mcpgo.ListResourcesResult) {
+		p, err := s.principal(ctx)
+		res.Resources = []mcpgo.Resource{}
+		if err != nil {
+			return
+		}
+		for _, r := range s.mini.Resources(ctx, p) {
+			res.Resources = append(res.Resources, mcpgo.NewResource(r.URI, r.Name, mcpgo.WithMIMEType(r.MIMEType)))
+		}
+	})
+}
+
+func (s *Server) miniAppResource(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
+	p, err := s.principal(ctx)
+	if err != nil {
+		return nil, errors.New(fault.As(err).Message)
+	}
+	mime, text, err := s.mini.ReadResource(ctx, p, req.Params.URI)
+	if err != nil {
+		var re *miniapp.RPCError
+		if errors.As(err, &re) {
+			return nil, errors.New(re.Error())
+		}
+		return nil, errors.New(fault.As(err).Message)
+	}
+	return []mcpgo.ResourceContents{mcpgo.TextResourceContents{URI: req.Params.URI, MIMEType: mime, Text: text}}, nil
+}
+
+func (s *Server) miniAppHandler(t *miniapp.Tool) mcpserver.ToolHandlerFunc {
+	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		p, err := s.principal(ctx)
+		if err != nil {
+			return nil, errors.New(fault.As(err).Message)
+		}
+		raw := rawArguments(req)
+		journaled, sess, err := s.sess.Begin(ctx, owner(p), callerFrom(ctx).session, t.Name, string(raw))
+		if err != nil {
+			return miniAppText(fault.As(err).Message, true), nil
+		}
+		out := s.mini.Call(ctx, p, t, raw)
+		if ferr := journaled.Finish(ctx, out.Cause, 0); ferr != nil {
+			s.log.Error("mcp journal: outcome not recorded", "tool", t.Name, "session", sess.ID, "err", ferr)
+		}
+		if out.Err != nil {
+			fe := fault.As(out.Err)
+			if fe.Kind == fault.Internal {
+				s.log.Error("mcp tool failed", "tool", t.Name, "err", out.Err)
+				return nil, errors.New("internal error")
+			}
+			return nil, errors.New(out.Err.Error())
+		}
+		return miniAppText(out.Text, out.IsError), nil
+	}
+}
+
+// miniAppText is mini-app-mcp's result: one text block, no structured
+// content.
+func miniAppText(text string, isError bool) *mcpgo.CallToolResult {
+	return &mcpgo.CallToolResult{
+		Content: []mcpgo.Content{mcpgo.TextContent{Type: mcpgo.ContentTypeText, Text: text}},
+		IsError: isError,
+	}
+}
+
+// PrimeMiniApp records the tables the token's caller sees now, so that the
+// first reload of a drop-in process reports the changes since its start.
+func (s *Server) PrimeMiniApp(ctx context.Context, token string) error {
+	p, err := s.ver.Verify(ctx, token)
+	if err != nil {
+		return err
+	}
+	return s.mini.Prime(ctx, p)
+}

@@ -1,0 +1,201 @@
+package miniapp
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/littlebitlabs/minimal/query"
+)
+
+// listFilter is mini-app-mcp's ListFilter, tagged by type.
+type listFilter struct {
+	Type    string            `json:"type"`
+	Field   string            `json:"field"`
+	Value   any               `json:"value"`
+	Values  []any             `json:"values"`
+	Pattern *string           `json:"pattern"`
+	Filters []json.RawMessage `json:"filters"`
+}
+
+// toExpr validates a ListFilter against the table's schema (contract §4)
+// and translates it into the pipeline's expression tree. Values become
+// text, as the engine coerces them to the column's kind.
+func (t *target) toExpr(raw json.RawMessage) (query.Expr, error) {
+	var f listFilter
+	d := json.NewDecoder(bytesReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&f); err != nil {
+		return nil, validationErr("filter", "invalid filter: "+err.Error())
+	}
+	known := func() (string, error) {
+		fi, ok := t.field(f.Field)
+		if !ok {
+			return "", validationErr(f.Field, fmt.Sprintf("unknown field '%s' — only schema-registered fields are allowed in filter", f.Field))
+		}
+		return fi.Type, nil
+	}
+	scalar := func(typ string, v any) (string, error) {
+		got := jsonType(v)
+		switch got {
+		case "null", "array", "object":
+			return "", validationErr(f.Field, "filter value must be a non-null scalar")
+		}
+		if got != typ {
+			return "", validationErr(f.Field, fmt.Sprintf("filter value type '%s' does not match field type '%s'", got, typ))
+		}
+		switch x := v.(type) {
+		case string:
+			return x, nil
+		case json.Number:
+			return x.String(), nil
+		case bool:
+			if x {
+				return "true", nil
+			}
+			return "false", nil
+		}
+		return fmt.Sprint(v), nil
+	}
+	switch f.Type {
+	case "eq":
+		typ, err := known()
+		if err != nil {
+			return nil, err
+		}
+		s, err := scalar(typ, f.Value)
+		if err != nil {
+			return nil, err
+		}
+		return &query.Cond{Column: f.Field, Op: query.Eq, Args: []any{s}}, nil
+	case "in":
+		typ, err := known()
+		if err != nil {
+			return nil, err
+		}
+		if len(f.Values) == 0 {
+			return nil, validationErr(f.Field, "'in' filter requires at least one value")
+		}
+		args := make([]any, len(f.Values))
+		for i, v := range f.Values {
+			if args[i], err = scalar(typ, v); err != nil {
+				return nil, err
+			}
+		}
+		return &query.Cond{Column: f.Field, Op: query.In, Args: args}, nil
+	case "like":
+		typ, err := known()
+		if err != nil {
+			return nil, err
+		}
+		if typ != "string" {
+			return nil, validationErr(f.Field, "'like' filter requires a string field")
+		}
+		if f.Pattern == nil {
+			return nil, validationErr(f.Field, "'like' filter requires a pattern")
+		}
+		// SQLite LIKE, ASCII case-insensitive: the gateway's ilike.
+		return &query.Cond{Column: f.Field, Op: query.ILike, Args: []any{*f.Pattern}}, nil
+	case "and", "or":
+		if len(f.Filters) == 0 {
+			return nil, validationErr("filter", fmt.Sprintf("'%s' filter requires at least one sub-filter", f.Type))
+		}
+		items := make([]query.Expr, len(f.Filters))
+		for i, sub := range f.Filters {
+			x, err := t.toExpr(sub)
+			if err != nil {
+				return nil, err
+			}
+			items[i] = x
+		}
+		if f.Type == "and" {
+			return query.And(items), nil
+		}
+		return query.Or(items), nil
+	case "array_contains", "array_not_contains":
+		typ, err := known()
+		if err != nil {
+			return nil, err
+		}
+		if typ != "array" {
+			return nil, validationErr(f.Field, fmt.Sprintf("'%s' filter requires an array field", f.Type))
+		}
+		return nil, validationErr(f.Field, fmt.Sprintf("'%s' is not served by the gateway yet", f.Type))
+	}
+	return nil, validationErr("filter", fmt.Sprintf("unknown filter type '%s'", f.Type))
+}
+
+// orderTerm is one order_by entry.
+type orderTerm struct {
+	Field     string `json:"field"`
+	Direction string `json:"direction"`
+}
+
+// toOrder validates order_by (unlike mini-app-mcp, which does not: its
+// documented behaviour is followed) with asc as the default direction.
+func (t *target) toOrder(terms []orderTerm) ([]query.Order, error) {
+	var out []query.Order
+	for _, o := range terms {
+		if o.Field != "created_at" && o.Field != "updated_at" && o.Field != "id" {
+			if _, ok := t.field(o.Field); !ok {
+				return nil, validationErr(o.Field, fmt.Sprintf("unknown field '%s' — only schema-registered fields are allowed in order_by", o.Field))
+			}
+		}
+		switch o.Direction {
+		case "", "asc", "ASC":
+			out = append(out, query.Order{Column: o.Field})
+		case "desc", "DESC":
+			out = append(out, query.Order{Column: o.Field, Desc: true})
+		default:
+			return nil, validationErr(o.Field, fmt.Sprintf("order_by direction must be 'asc' or 'desc', got '%s'", o.Direction))
+		}
+	}
+	return out, nil
+}
+
+// fieldSelector is {"mode":"all"} | {"mode":"list","fields":[…]}
+// ({"type":"All"} accepted too).
+type fieldSelector struct {
+	Mode   string   `json:"mode"`
+	Type   string   `json:"type"`
+	Fields []string `json:"fields"`
+}
+
+// projection returns the listed fields (nil = all), validated.
+func (t *target) projection(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var fs fieldSelector
+	if err := json.Unmarshal(raw, &fs); err != nil {
+		return nil, validationErr("fields", "invalid field selector: "+err.Error())
+	}
+	switch {
+	case fs.Mode == "all" || fs.Type == "All" || fs.Type == "all":
+		return nil, nil
+	case fs.Mode == "list":
+		for _, f := range fs.Fields {
+			if _, ok := t.field(f); !ok {
+				return nil, validationErr(f, fmt.Sprintf("unknown field '%s' — only schema-registered fields are allowed in field projection", f))
+			}
+		}
+		if fs.Fields == nil {
+			return []string{}, nil
+		}
+		return fs.Fields, nil
+	}
+	return nil, validationErr("fields", "field selector mode must be 'all' or 'list'")
+}
+
+// project keeps the listed fields of a record; listed-but-missing keys
+// become null.
+func project(r record, fields []string) record {
+	if fields == nil {
+		return r
+	}
+	d := make(map[string]any, len(fields))
+	for _, f := range fields {
+		d[f] = r.Data[f]
+	}
+	r.Data = d
+	return r
+}

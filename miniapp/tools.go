@@ -1,0 +1,632 @@
+package miniapp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/dialects/mi"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/query"
+)
+
+// Tool is one mini-app tool as the MCP face registers it.
+type Tool struct {
+	Name        string
+	Description string
+	// InputSchema is the JSON Schema of the arguments (unknown keys are
+	// ignored, as by mini-app-mcp).
+	InputSchema                       json.RawMessage
+	ReadOnly, Destructive, Idempotent bool
+	// Action is what the caller's key_type and roles must allow somewhere
+	// for the tool to be listed (0: always listed).
+	Action query.Action
+	run    func(s *Service, ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error)
+}
+
+// Outcome is a tool call's answer in the contract's shapes.
+type Outcome struct {
+	// Text is content[0].text: compact JSON on success, the display text
+	// of the error when IsError.
+	Text    string
+	IsError bool
+	// Err is set for a JSON-RPC error (bad arguments, internal failures).
+	Err error
+	// Cause is the error behind an isError answer (for the journal).
+	Cause error
+}
+
+// ArgsError is a missing required argument or one of the wrong JSON type:
+// a JSON-RPC error (invalid params), as in mini-app-mcp.
+type ArgsError struct{ Msg string }
+
+func (e *ArgsError) Error() string { return e.Msg }
+
+// Unwrap classifies the error as Invalid for the gateway.
+func (e *ArgsError) Unwrap() error { return fault.New(fault.Invalid, "%s", e.Msg) }
+
+// Call runs a tool for a principal.
+func (s *Service) Call(ctx context.Context, p *auth.Principal, t *Tool, args json.RawMessage) Outcome {
+	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+		args = json.RawMessage("{}")
+	}
+	text, err := t.run(s, ctx, p, args)
+	if err == nil {
+		return Outcome{Text: text}
+	}
+	var ae *ArgsError
+	if asArgs(err, &ae) {
+		return Outcome{Err: ae, Cause: ae}
+	}
+	if re, ok := err.(*RPCError); ok {
+		return Outcome{Err: re, Cause: re}
+	}
+	e := asError(err, tableArg(args))
+	if e.Kind == fault.Internal || e.Kind == fault.Unavailable || e.Kind == fault.Timeout {
+		if _, ok := err.(*Error); !ok {
+			return Outcome{Err: fault.As(err), Cause: err}
+		}
+	}
+	return Outcome{Text: e.Text, IsError: true, Cause: e}
+}
+
+func asArgs(err error, out **ArgsError) bool {
+	e, ok := err.(*ArgsError)
+	if ok {
+		*out = e
+	}
+	return ok
+}
+
+func tableArg(args json.RawMessage) string {
+	var a struct {
+		Table string `json:"table"`
+	}
+	_ = json.Unmarshal(args, &a)
+	return a.Table
+}
+
+// decode reads the arguments into v (numbers as json.Number), refusing a
+// wrong JSON type, and checks the required keys are present.
+func decode(args json.RawMessage, v any, required ...string) error {
+	var present map[string]json.RawMessage
+	if err := json.Unmarshal(args, &present); err != nil {
+		return &ArgsError{Msg: "invalid params: arguments must be an object"}
+	}
+	for _, k := range required {
+		if raw, ok := present[k]; !ok || string(raw) == "null" {
+			return &ArgsError{Msg: fmt.Sprintf("invalid params: missing field `%s`", k)}
+		}
+	}
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.UseNumber()
+	if err := d.Decode(v); err != nil {
+		return &ArgsError{Msg: "invalid params: " + err.Error()}
+	}
+	return nil
+}
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
+
+// compact encodes an answer as compact JSON (keys of maps sorted).
+func compact(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", fault.Wrap(fault.Internal, err, "encode answer")
+	}
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+// Tools returns the tool set, in the contract's order.
+func (s *Service) Tools() []*Tool { return toolSet }
+
+// Lookup returns the named tool.
+func Lookup(name string) *Tool {
+	for _, t := range toolSet {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+const tableProp = `"table":{"type":"string","description":"Table name (required when several tables are mounted)."},"schema":{"type":"string","description":"Gateway only: the mi database (schema) holding the table; default: the first of your project's mi databases, in schema-name order, that has it."}`
+const idProp = `"id":{"type":"string","description":"Row id (a unique prefix is accepted)."}`
+const fieldsProp = `"fields":{"type":"object","description":"FieldSelector: {\"mode\":\"all\"} or {\"mode\":\"list\",\"fields\":[…]}."}`
+
+func obj(props string, required ...string) json.RawMessage {
+	req, _ := json.Marshal(required)
+	if required == nil {
+		req = []byte("[]")
+	}
+	return json.RawMessage(`{"type":"object","properties":{` + props + `},"required":` + string(req) + `}`)
+}
+
+var toolSet = []*Tool{
+	{Name: "info", ReadOnly: true, Idempotent: true,
+		Description: "Show a table's schema: title, description, fields (name, type, required, description), dump and history settings. Call without table to learn whether several tables are mounted (TABLE_REQUIRED).",
+		InputSchema: obj(tableProp), run: (*Service).info},
+	{Name: "create", Action: query.Insert,
+		Description: "Create a row. data is validated against schema.yaml. Returns the RowRecord {id, data, created_at, updated_at}.",
+		InputSchema: obj(`"data":{"type":"object","additionalProperties":true,"description":"The row's fields."},`+tableProp, "data"), run: (*Service).create},
+	{Name: "get", Action: query.Read, ReadOnly: true, Idempotent: true,
+		Description: "Get one row by id (or unique id prefix). Optional fields projection.",
+		InputSchema: obj(idProp+","+tableProp+","+fieldsProp, "id"), run: (*Service).get},
+	{Name: "list", Action: query.Read, ReadOnly: true, Idempotent: true,
+		Description: "List rows, newest first unless order_by is given. limit (default 100, at most 1000), offset, filter (ListFilter: eq, in, like, and, or), fields, order_by [{field, direction asc|desc (default asc)}].",
+		InputSchema: obj(`"limit":{"type":"integer","minimum":0},"offset":{"type":"integer","minimum":0},"filter":{"type":"object","description":"ListFilter, e.g. {\"type\":\"eq\",\"field\":\"status\",\"value\":\"open\"}."},"order_by":{"type":"array","items":{"type":"object"}},` + tableProp + "," + fieldsProp), run: (*Service).list},
+	{Name: "update", Action: query.Update, Idempotent: true,
+		Description: "Update a row. mode merge (default, RFC 7396 shallow: absent keys kept, null removes an optional key) or replace (store data as given). Returns the RowRecord.",
+		InputSchema: obj(idProp+`,"data":{"type":"object","additionalProperties":true},"mode":{"type":"string","enum":["merge","replace"]},`+tableProp, "id", "data"), run: (*Service).update},
+	{Name: "delete", Action: query.Delete, Destructive: true, Idempotent: true,
+		Description: "Delete a row by id (or unique prefix). Returns {\"deleted\": id as given}. The row's history keeps it restorable with row_restore.",
+		InputSchema: obj(idProp+","+tableProp, "id"), run: (*Service).delete},
+	{Name: "reload",
+		Description: "Re-scan the mounted directories: returns {mounted, added, removed}.",
+		InputSchema: obj(""), run: (*Service).reload},
+	{Name: "row_restore", Action: query.Update, Idempotent: true,
+		Description: "Restore a row (full id) to its state at at_unix_secs from its history; re-inserts a deleted row under the same id.",
+		InputSchema: obj(`"id":{"type":"string"},"at_unix_secs":{"type":"integer"},`+tableProp, "id", "at_unix_secs"), run: (*Service).restore},
+	{Name: "content_view", Action: query.Read, ReadOnly: true, Idempotent: true,
+		Description: "Show a string field with line numbers; view_range [start, end] (1-based, clamped).",
+		InputSchema: obj(idProp+`,"field":{"type":"string"},"view_range":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},`+tableProp, "id", "field"), run: (*Service).contentView},
+	{Name: "content_replace", Action: query.Update,
+		Description: "Replace old_str by new_str in a string field; old_str must match once unless replace_all; view_range scopes the search to lines. Returns {matches}.",
+		InputSchema: obj(idProp+`,"field":{"type":"string"},"old_str":{"type":"string"},"new_str":{"type":"string"},"view_range":{"type":"array","items":{"type":"integer"}},"replace_all":{"type":"boolean"},`+tableProp, "id", "field", "old_str", "new_str"), run: (*Service).contentReplace},
+	{Name: "content_insert", Action: query.Update,
+		Description: "Insert content after line (0 = at the top) of a string field. Returns {line, inserted_lines}.",
+		InputSchema: obj(idProp+`,"field":{"type":"string"},"line":{"type":"integer","minimum":0},"content":{"type":"string"},`+tableProp, "id", "field", "line", "content"), run: (*Service).contentInsert},
+}
+
+type tableArgs struct {
+	Table  string `json:"table"`
+	Schema string `json:"schema"`
+}
+
+func (s *Service) info(ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error) {
+	var a tableArgs
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(infoDoc(t), "", "  ")
+	if err != nil {
+		return "", fault.Wrap(fault.Internal, err, "encode info")
+	}
+	return string(b), nil
+}
+
+type fieldDoc struct {
+	Name        string  `json:"name"`
+	Type        string  `json:"type"`
+	Required    bool    `json:"required"`
+	Description *string `json:"description"`
+}
+
+type dumpDoc struct {
+	Dir        *string `json:"dir"`
+	TitleField string  `json:"title_field"`
+	BodyField  string  `json:"body_field"`
+	Sync       string  `json:"sync"`
+}
+
+type info struct {
+	Table       string     `json:"table"`
+	Title       *string    `json:"title"`
+	Description *string    `json:"description"`
+	Fields      []fieldDoc `json:"fields"`
+	Dump        *dumpDoc   `json:"dump"`
+	History     string     `json:"history"`
+}
+
+func infoDoc(t *target) info {
+	d := info{Table: t.info.Table, Title: t.info.Title, Description: t.info.Description, Fields: []fieldDoc{}, History: "full"}
+	for _, f := range t.fields() {
+		d.Fields = append(d.Fields, fieldDoc{f.Name, f.Type, f.Required, f.Description})
+	}
+	if t.info.Dump != nil {
+		d.Dump = &dumpDoc{t.info.Dump.Dir, t.info.Dump.TitleField, t.info.Dump.BodyField, t.info.Dump.Sync}
+	}
+	if !t.info.History {
+		d.History = "off"
+	}
+	return d
+}
+
+// dataObject checks that data is a JSON object.
+func dataObject(raw json.RawMessage) (map[string]any, error) {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return nil, &ArgsError{Msg: "invalid params: data: " + err.Error()}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, validationErr("(root)", "value must be a JSON object")
+	}
+	return m, nil
+}
+
+func (s *Service) create(ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error) {
+	var a struct {
+		tableArgs
+		Data json.RawMessage `json:"data"`
+	}
+	if err := decode(args, &a, "data"); err != nil {
+		return "", err
+	}
+	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	if err != nil {
+		return "", err
+	}
+	data, err := dataObject(a.Data)
+	if err != nil {
+		return "", err
+	}
+	if err := t.validate(data); err != nil {
+		return "", err
+	}
+	plan := t.plan(p, query.Insert)
+	rec := map[string]any{}
+	for k, v := range data {
+		rec[k] = v
+	}
+	if len(rec) == 0 {
+		// An empty object is a row too: name a field as absent.
+		for _, f := range t.fields() {
+			rec[f.Name] = nil
+			break
+		}
+	}
+	plan.Records = []map[string]any{rec}
+	res, err := s.eng.Execute(ctx, p, plan)
+	if err != nil {
+		return "", err
+	}
+	if len(res.Returned) != 1 {
+		return compact(map[string]any{"created": res.RowsAffected})
+	}
+	return compact(toRecord(res.Columns, res.Returned[0]))
+}
+
+func (s *Service) get(ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error) {
+	var a struct {
+		tableArgs
+		ID     string          `json:"id"`
+		Fields json.RawMessage `json:"fields"`
+	}
+	if err := decode(args, &a, "id"); err != nil {
+		return "", err
+	}
+	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	if err != nil {
+		return "", err
+	}
+	proj, err := t.projection(a.Fields)
+	if err != nil {
+		return "", err
+	}
+	id, err := s.resolveID(ctx, p, t, a.ID)
+	if err != nil {
+		return "", err
+	}
+	r, err := s.getRow(ctx, p, t, id, a.ID)
+	if err != nil {
+		return "", err
+	}
+	return compact(project(r, proj))
+}
+
+func (s *Service) list(ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error) {
+	var a struct {
+		tableArgs
+		Limit   *uint32         `json:"limit"`
+		Offset  *uint32         `json:"offset"`
+		Filter  json.RawMessage `json:"filter"`
+		Fields  json.RawMessage `json:"fields"`
+		OrderBy []orderTerm     `json:"order_by"`
+	}
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	if err != nil {
+		return "", err
+	}
+	plan := t.plan(p, query.Read)
+	if len(a.Filter) > 0 && string(a.Filter) != "null" {
+		if plan.Where, err = t.toExpr(a.Filter); err != nil {
+			return "", err
+		}
+	}
+	proj, err := t.projection(a.Fields)
+	if err != nil {
+		return "", err
+	}
+	if plan.Order, err = t.toOrder(a.OrderBy); err != nil {
+		return "", err
+	}
+	if len(plan.Order) == 0 {
+		plan.Order = []query.Order{{Column: "created_at", Desc: true}}
+	}
+	limit := int64(100)
+	if a.Limit != nil {
+		limit = min(int64(*a.Limit), 1000)
+	}
+	if a.Offset != nil {
+		plan.Offset = int64(*a.Offset)
+	}
+	if limit == 0 {
+		// LIMIT 0 reads nothing; the plan still passes the gates.
+		plan.Limit, plan.Where = 1, query.And{plan.Where, query.Or{}}
+		if plan.Where.(query.And)[0] == nil {
+			plan.Where = query.Or{}
+		}
+	} else {
+		plan.Limit = limit
+	}
+	rows, err := s.read(ctx, p, plan)
+	if err != nil {
+		return "", err
+	}
+	for i := range rows {
+		rows[i] = project(rows[i], proj)
+	}
+	return compact(rows)
+}
+
+func (s *Service) update(ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error) {
+	var a struct {
+		tableArgs
+		ID   string          `json:"id"`
+		Data json.RawMessage `json:"data"`
+		Mode string          `json:"mode"`
+	}
+	if err := decode(args, &a, "id", "data"); err != nil {
+		return "", err
+	}
+	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	if err != nil {
+		return "", err
+	}
+	patch, err := dataObject(a.Data)
+	if err != nil {
+		return "", err
+	}
+	if a.Mode != "" && a.Mode != "merge" && a.Mode != "replace" {
+		return "", validationErr("mode", fmt.Sprintf("unknown mode '%s', expected merge or replace", a.Mode))
+	}
+	id, err := s.resolveID(ctx, p, t, a.ID)
+	if err != nil {
+		return "", err
+	}
+	cur, err := s.getRow(ctx, p, t, id, a.ID)
+	if err != nil {
+		return "", err
+	}
+	next := map[string]any{}
+	if a.Mode == "replace" {
+		next = patch
+	} else {
+		for k, v := range cur.Data {
+			next[k] = v
+		}
+		for k, v := range patch {
+			if v == nil {
+				if f, ok := t.info.Field(k); ok && f.Required {
+					return "", validationErr(k, "required field cannot be deleted via null")
+				}
+				delete(next, k)
+				continue
+			}
+			next[k] = v
+		}
+	}
+	if err := t.validate(next); err != nil {
+		return "", err
+	}
+	return s.store(ctx, p, t, id, a.ID, cur.Data, next)
+}
+
+// store writes the new data of a row as one update plan: every new value,
+// and null for every field the row loses. The RowRecord read back is the
+// answer.
+func (s *Service) store(ctx context.Context, p *auth.Principal, t *target, id, shown string, old, next map[string]any) (string, error) {
+	plan := t.plan(p, query.Update)
+	plan.Where = idIs(id)
+	for _, f := range t.fields() {
+		if v, ok := next[f.Name]; ok {
+			plan.Set = append(plan.Set, query.Assign{Column: f.Name, Value: v})
+		} else if _, had := old[f.Name]; had {
+			plan.Set = append(plan.Set, query.Assign{Column: f.Name, Value: nil})
+		}
+	}
+	if len(plan.Set) == 0 {
+		// Nothing to change: still bump updated_at through a write.
+		f := t.fields()
+		if len(f) == 0 {
+			return "", validationErr("(root)", "the table has no field to write")
+		}
+		plan.Set = []query.Assign{{Column: f[0].Name, Value: nil}}
+	}
+	res, err := s.eng.Execute(ctx, p, plan)
+	if err != nil {
+		return "", err
+	}
+	if res.RowsAffected == 0 {
+		return "", rowNotFound(shown)
+	}
+	r, err := s.getRow(ctx, p, t, id, shown)
+	if err != nil {
+		return "", err
+	}
+	return compact(r)
+}
+
+func (s *Service) delete(ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error) {
+	var a struct {
+		tableArgs
+		ID string `json:"id"`
+	}
+	if err := decode(args, &a, "id"); err != nil {
+		return "", err
+	}
+	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	if err != nil {
+		return "", err
+	}
+	id, err := s.resolveID(ctx, p, t, a.ID)
+	if err != nil {
+		return "", err
+	}
+	plan := t.plan(p, query.Delete)
+	plan.Where = idIs(id)
+	res, err := s.eng.Execute(ctx, p, plan)
+	if err != nil {
+		return "", err
+	}
+	if res.RowsAffected == 0 {
+		return "", rowNotFound(a.ID)
+	}
+	return compact(map[string]string{"deleted": a.ID})
+}
+
+// names is the set of table names the caller's mi databases hold, read
+// from the directories as mini-app-mcp's mount scan does. Only the drop-in
+// mode reloads, where the caller is the one local admin.
+func (s *Service) names(ctx context.Context, p *auth.Principal) (map[string]bool, error) {
+	dbs, err := s.miDatabases(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, d := range dbs {
+		ns, err := mi.TableNames(d[1])
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range ns {
+			out[n] = true
+		}
+	}
+	return out, nil
+}
+
+// Prime records the tables mounted now, so the first reload reports what
+// changed since start.
+func (s *Service) Prime(ctx context.Context, p *auth.Principal) error {
+	n, err := s.names(ctx, p)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.known = n
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Service) reload(ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error) {
+	if !s.cfg.Mounted {
+		return "", configErrRPC("reload not configured: server was constructed via new_single without a mount config")
+	}
+	n, err := s.names(ctx, p)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	old := s.known
+	s.known = n
+	s.mu.Unlock()
+	added, removed := []string{}, []string{}
+	for k := range n {
+		if !old[k] {
+			added = append(added, k)
+		}
+	}
+	for k := range old {
+		if !n[k] {
+			removed = append(removed, k)
+		}
+	}
+	sortStrings(added)
+	sortStrings(removed)
+	return compact(map[string]any{"mounted": len(n), "added": added, "removed": removed})
+}
+
+// RPCError is a failure mini-app-mcp answers as a JSON-RPC error
+// (reload, resources): Code and the display text.
+type RPCError struct{ E *Error }
+
+func (e *RPCError) Error() string { return e.E.Text }
+
+// Unwrap exposes the typed error.
+func (e *RPCError) Unwrap() error { return e.E.Fault() }
+
+func configErrRPC(msg string) error { return &RPCError{configErr(msg)} }
+
+func (s *Service) restore(ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error) {
+	var a struct {
+		tableArgs
+		ID string `json:"id"`
+		At int64  `json:"at_unix_secs"`
+	}
+	if err := decode(args, &a, "id", "at_unix_secs"); err != nil {
+		return "", err
+	}
+	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	if err != nil {
+		return "", err
+	}
+	// The caller must be able to read the table before its history is.
+	probe := t.plan(p, query.Read)
+	probe.Where = idIs(a.ID)
+	cur, err := s.read(ctx, p, probe)
+	if err != nil {
+		return "", err
+	}
+	e, err := mi.HistoryAt(ctx, t.dir, t.table, a.ID, a.At)
+	if err != nil {
+		return "", err
+	}
+	data, err := dataObject(json.RawMessage(e.Data))
+	if err != nil {
+		return "", fault.Wrap(fault.Internal, err, "history entry is not a JSON object")
+	}
+	for k := range data {
+		if _, ok := t.field(k); !ok {
+			delete(data, k) // the gateway stores schema fields only
+		}
+	}
+	if len(cur) == 1 {
+		return s.store(ctx, p, t, a.ID, a.ID, cur[0].Data, data)
+	}
+	plan := t.plan(p, query.Insert)
+	rec := map[string]any{}
+	for k, v := range data {
+		rec[k] = v
+	}
+	if len(rec) == 0 {
+		for _, f := range t.fields() {
+			rec[f.Name] = nil
+			break
+		}
+	}
+	plan.Records = []map[string]any{rec}
+	res, err := s.eng.Execute(mi.WithInsertID(ctx, a.ID), p, plan)
+	if err != nil {
+		return "", err
+	}
+	if len(res.Returned) != 1 {
+		return compact(map[string]any{"id": a.ID})
+	}
+	return compact(toRecord(res.Columns, res.Returned[0]))
+}

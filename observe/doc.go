@@ -1,0 +1,16 @@
+// Package observe holds what operators watch and the guards in front of
+// both faces: the Prometheus registry of the gateway (Metrics), the HTTP
+// middleware that gives every request an id, a log line and its series
+// (Middleware), a slog handler that adds the request id to every record
+// logged with the request's context (LogHandler), and the per-identity
+// token-bucket rate limit (Limiter).
+//
+// Request ids travel in the context under chi's middleware.RequestIDKey,
+// so middleware.GetReqID and RequestID read the same value on both faces.
+// A W3C traceparent header sent by the caller is read and its trace id
+// logged; no spans are exported (see docs/operations.md).
+//
+// observe is a leaf: it imports the Prometheus client, chi's middleware
+// and the standard library, never a package of the project, so that engine
+// can read the request id and face from a context without a cycle.
+package observe

@@ -1,0 +1,100 @@
+package observe
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// routeUnmatched labels requests no route matched, so a scan of random
+// paths cannot grow the series without bound.
+const routeUnmatched = "unmatched"
+
+// quiet routes are logged at debug level: probes and scrapes would
+// otherwise drown the request log.
+var quiet = map[string]bool{"/livez": true, "/readyz": true, "/metrics": true}
+
+// Middleware is the outermost layer of a face's handler. For every request
+// it sets the request id (the caller's X-Request-Id when well formed, else
+// a new one) in the context and on the answer, records the face and the
+// caller's W3C trace id in the context, and when the answer is done counts
+// it in the request series by route pattern and status and writes one JSON
+// log line ("request") with the request id.
+//
+// The route is chi's route pattern when the middleware runs inside a chi
+// router (api uses it with r.Use), else the pattern of the http.ServeMux
+// below it (the MCP listener), else "unmatched". m and log may be nil.
+func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			id := requestIDFrom(r.Header.Get(RequestIDHeader))
+			ctx := WithFace(WithRequestID(r.Context(), id), face)
+			if tid := traceIDFrom(r.Header.Get("traceparent")); tid != "" {
+				ctx = contextWithTrace(ctx, tid)
+			}
+			w.Header().Set(RequestIDHeader, id)
+			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			r2 := r.WithContext(ctx)
+			if m != nil {
+				m.inFlight.WithLabelValues(face).Inc()
+			}
+			defer func() {
+				v := recover()
+				status := ww.Status()
+				switch {
+				case v != nil && status == 0:
+					status = http.StatusInternalServerError
+				case status == 0:
+					status = http.StatusOK
+				}
+				route := routeOf(r2)
+				d := time.Since(start)
+				if m != nil {
+					m.inFlight.WithLabelValues(face).Dec()
+					m.requests.WithLabelValues(face, route, r.Method, strconv.Itoa(status)).Inc()
+					m.duration.WithLabelValues(face, route, r.Method).Observe(d.Seconds())
+				}
+				if log != nil {
+					level := slog.LevelInfo
+					if quiet[route] {
+						level = slog.LevelDebug
+					}
+					attrs := []slog.Attr{
+						slog.String("face", face), slog.String("method", r.Method), slog.String("route", route),
+						slog.String("path", r.URL.Path), slog.Int("status", status), slog.Int("bytes", ww.BytesWritten()),
+						slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr),
+						slog.String("request_id", id),
+					}
+					if v != nil {
+						attrs = append(attrs, slog.Bool("aborted", true))
+					}
+					log.LogAttrs(ctx, level, "request", attrs...)
+				}
+				if v != nil {
+					panic(v)
+				}
+			}()
+			next.ServeHTTP(ww, r2)
+		})
+	}
+}
+
+// routeOf returns the pattern that served r: chi's when a chi router
+// matched, else the http.ServeMux pattern set on r, else routeUnmatched.
+func routeOf(r *http.Request) string {
+	if rc := chi.RouteContext(r.Context()); rc != nil {
+		if p := rc.RoutePattern(); p != "" {
+			return p
+		}
+		return routeUnmatched
+	}
+	if r.Pattern != "" {
+		return r.Pattern
+	}
+	return routeUnmatched
+}

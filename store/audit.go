@@ -1,0 +1,390 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/littlebitlabs/minimal/fault"
+)
+
+// AuditEntry is one data operation as the audit log keeps it: who (identity
+// and the roles the token held), through which face, what (object, action),
+// how much (rows) and how it ended (outcome, message), with the request id
+// found on the request's log lines.
+type AuditEntry struct {
+	// ID is a time-ordered UUID, set by the store (or by the AuditWriter
+	// when the entry is queued) when empty.
+	ID string
+	// At is when the operation started (UTC).
+	At time.Time
+	// ProjectID is the project the operation ran in.
+	ProjectID string
+	// IdentityID and Identity name who acted; Roles are the roles its token
+	// held.
+	IdentityID, Identity string
+	Roles                []string
+	// Face is "rest" or "mcp" ("" for neither).
+	Face string
+	// Object is "type/schema/table" (a custom API: "custom:" and its key);
+	// Action one of create, read, update, delete (the permission actions),
+	// or write for a custom API that writes.
+	Object, Action string
+	// Rows counts the rows read or affected.
+	Rows int64
+	// Outcome is "ok" or the error code the caller got; Message the
+	// caller-safe error text.
+	Outcome, Message string
+	// RequestID is the request's X-Request-Id.
+	RequestID string
+	// Duration is how long the operation took.
+	Duration time.Duration
+}
+
+// AuditFilter narrows AuditLog. Zero fields do not filter.
+type AuditFilter struct {
+	// Identity is an identity name; Object an exact "type/schema/table";
+	// Action create, read, update, delete or write.
+	Identity, Object, Action string
+	// Outcome is "ok", "error" (every outcome but ok) or an error code.
+	Outcome string
+	// Since and Until bound At (Since inclusive, Until exclusive).
+	Since, Until time.Time
+	// Before pages backwards: only entries older than the entry of this id.
+	Before string
+	// Limit caps the entries returned: DefaultAuditLimit when 0, at most
+	// MaxAuditLimit.
+	Limit int
+}
+
+// Limits of AuditLog.
+const (
+	DefaultAuditLimit = 100
+	MaxAuditLimit     = 1000
+)
+
+// auditCols is the column list of audit_log, in AuditEntry order.
+const auditCols = `id, at, project_id, identity_id, identity, roles, face, object, action, rows_count, outcome, message, request_id, duration_ns`
+
+// auditRowsPerInsert keeps one INSERT at 14 × 50 = 700 bound values, well
+// under the limits of SQLite (32766) and PostgreSQL (65535).
+const auditRowsPerInsert = 50
+
+// AppendAudit writes entries in one transaction, without moving the change
+// counter: the audit log is a record, not configuration. Entries without an
+// ID get one.
+func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	for i := range entries {
+		if entries[i].ID == "" {
+			id, err := newID()
+			if err != nil {
+				return err
+			}
+			entries[i].ID = id
+		}
+	}
+	return s.record(ctx, "store: append audit log", func(tx *sql.Tx) error {
+		for start := 0; start < len(entries); start += auditRowsPerInsert {
+			chunk := entries[start:min(start+auditRowsPerInsert, len(entries))]
+			var b strings.Builder
+			b.WriteString(`INSERT INTO audit_log (` + auditCols + `) VALUES `)
+			args := make([]any, 0, len(chunk)*14)
+			for i, e := range chunk {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+				roles, err := json.Marshal(nonNil(e.Roles))
+				if err != nil {
+					return fault.Wrap(fault.Internal, err, "store: encode audit roles")
+				}
+				args = append(args, e.ID, e.At.UnixNano(), e.ProjectID, e.IdentityID, e.Identity, string(roles),
+					e.Face, e.Object, e.Action, e.Rows, e.Outcome, e.Message, e.RequestID, int64(e.Duration))
+			}
+			if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// AuditLog returns a project's audit entries matching f, newest first. The
+// result is never nil. Page backwards by passing the last entry's ID as
+// f.Before.
+func (s *Store) AuditLog(ctx context.Context, projectID string, f AuditFilter) ([]AuditEntry, error) {
+	limit := f.Limit
+	switch {
+	case limit < 0:
+		return nil, fault.New(fault.Invalid, "audit limit %d is negative", limit)
+	case limit == 0:
+		limit = DefaultAuditLimit
+	case limit > MaxAuditLimit:
+		return nil, fault.New(fault.Invalid, "audit limit %d is over the maximum of %d", limit, MaxAuditLimit)
+	}
+	where := []string{"project_id = ?"}
+	args := []any{projectID}
+	add := func(cond string, v any) {
+		where = append(where, cond)
+		args = append(args, v)
+	}
+	if f.Identity != "" {
+		add("identity = ?", f.Identity)
+	}
+	if f.Object != "" {
+		add("object = ?", f.Object)
+	}
+	if f.Action != "" {
+		switch f.Action {
+		case "create", "read", "update", "delete", "write":
+		default:
+			return nil, fault.New(fault.Invalid, "audit action %q is not one of create, read, update, delete, write", f.Action)
+		}
+		add("action = ?", f.Action)
+	}
+	switch f.Outcome {
+	case "":
+	case "error":
+		add("outcome <> ?", "ok")
+	default:
+		add("outcome = ?", f.Outcome)
+	}
+	if !f.Since.IsZero() {
+		add("at >= ?", f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		add("at < ?", f.Until.UnixNano())
+	}
+	if f.Before != "" {
+		add("id < ?", f.Before)
+	}
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+auditCols+` FROM audit_log WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, dbErr(err, "store: read audit log")
+	}
+	return collect(rows, scanAuditEntry, "store: read audit log")
+}
+
+func scanAuditEntry(row interface{ Scan(...any) error }) (AuditEntry, error) {
+	var e AuditEntry
+	var at, dur int64
+	var roles string
+	if err := row.Scan(&e.ID, &at, &e.ProjectID, &e.IdentityID, &e.Identity, &roles, &e.Face, &e.Object, &e.Action,
+		&e.Rows, &e.Outcome, &e.Message, &e.RequestID, &dur); err != nil {
+		return AuditEntry{}, err
+	}
+	e.At, e.Duration = fromNanos(at), time.Duration(dur)
+	if err := json.Unmarshal([]byte(roles), &e.Roles); err != nil {
+		return AuditEntry{}, err
+	}
+	return e, nil
+}
+
+// LiveSessions counts the AI sessions open at the given time across the
+// store: not ended, and not idled out (a session without idle timeout
+// counts until it is ended).
+func (s *Store) LiveSessions(ctx context.Context, at time.Time) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions WHERE ended_at IS NULL AND (idle_ns = 0 OR last_seen_at + idle_ns > ?)`,
+		at.UnixNano()).Scan(&n)
+	if err != nil {
+		return 0, dbErr(err, "store: count live sessions")
+	}
+	return n, nil
+}
+
+// Defaults of the AuditWriter.
+const (
+	DefaultAuditQueue = 10000
+	auditBatch        = 500
+	auditWriteTimeout = 5 * time.Second
+	auditRetryPause   = 200 * time.Millisecond
+	auditErrorLogGap  = 10 * time.Second
+)
+
+// AuditWriter writes audit entries to the store in the background, so that
+// no request ever waits for the audit log. Record never blocks: entries go
+// to a bounded queue and, when it is full, are dropped and counted (the log
+// line of each operation is written regardless). A batch the store refuses
+// twice is dropped and counted too. Close flushes what is queued.
+type AuditWriter struct {
+	st  *Store
+	log *slog.Logger
+	q   chan AuditEntry
+
+	closed                            atomic.Bool
+	written, droppedFull, droppedFail atomic.Uint64
+
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+	lastLog  time.Time
+}
+
+// AuditStats is the state of an AuditWriter.
+type AuditStats struct {
+	// Queued entries wait to be written.
+	Queued int
+	// Written entries reached the store; DroppedFull were refused by a full
+	// queue; DroppedError were lost to failed writes.
+	Written, DroppedFull, DroppedError uint64
+}
+
+// NewAuditWriter starts a writer with room for size queued entries
+// (DefaultAuditQueue when size is 0 or less). log receives write failures,
+// at most one line every 10 s; nil means slog.Default().
+func NewAuditWriter(st *Store, size int, log *slog.Logger) *AuditWriter {
+	if size <= 0 {
+		size = DefaultAuditQueue
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	w := &AuditWriter{st: st, log: log, q: make(chan AuditEntry, size), stop: make(chan struct{}), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// Record queues an entry without blocking. It reports false when the entry
+// was dropped: the queue was full or the writer closed.
+func (w *AuditWriter) Record(e AuditEntry) bool {
+	if w.closed.Load() {
+		w.droppedFull.Add(1)
+		return false
+	}
+	if e.ID == "" {
+		if id, err := newID(); err == nil {
+			e.ID = id // queued order is time order: ids sort as entries came
+		}
+	}
+	select {
+	case w.q <- e:
+		return true
+	default:
+		w.droppedFull.Add(1)
+		return false
+	}
+}
+
+// Stats reports the queue and the counters.
+func (w *AuditWriter) Stats() AuditStats {
+	return AuditStats{Queued: len(w.q), Written: w.written.Load(), DroppedFull: w.droppedFull.Load(), DroppedError: w.droppedFail.Load()}
+}
+
+// Close stops accepting entries and writes what is queued, until ctx ends;
+// entries still queued then are counted as dropped. It is safe to call
+// more than once.
+func (w *AuditWriter) Close(ctx context.Context) error {
+	w.closed.Store(true)
+	w.stopOnce.Do(func() { close(w.stop) })
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+		return fault.Wrap(fault.Timeout, ctx.Err(), "audit writer: %d entries not flushed", len(w.q))
+	}
+	// Entries that raced Close into the queue after the final drain.
+	var late []AuditEntry
+	for {
+		select {
+		case e := <-w.q:
+			late = append(late, e)
+			continue
+		default:
+		}
+		break
+	}
+	w.write(ctx, late)
+	return nil
+}
+
+// run writes batches as entries arrive: whatever is queued, up to
+// auditBatch entries, goes in one transaction.
+func (w *AuditWriter) run() {
+	defer close(w.done)
+	batch := make([]AuditEntry, 0, auditBatch)
+	for {
+		select {
+		case e := <-w.q:
+			batch = append(batch[:0], e)
+		case <-w.stop:
+			w.drain(batch[:0])
+			return
+		}
+	fill:
+		for len(batch) < auditBatch {
+			select {
+			case e := <-w.q:
+				batch = append(batch, e)
+			default:
+				break fill
+			}
+		}
+		w.write(context.Background(), batch)
+	}
+}
+
+// drain writes every queued entry, in batches, when the writer stops.
+func (w *AuditWriter) drain(batch []AuditEntry) {
+	for {
+		batch = batch[:0]
+	fill:
+		for len(batch) < auditBatch {
+			select {
+			case e := <-w.q:
+				batch = append(batch, e)
+			default:
+				break fill
+			}
+		}
+		if len(batch) == 0 {
+			return
+		}
+		w.write(context.Background(), batch)
+	}
+}
+
+// write stores one batch, trying twice; a batch that fails both times is
+// counted as dropped and logged (rate-limited).
+func (w *AuditWriter) write(parent context.Context, batch []AuditEntry) {
+	if len(batch) == 0 {
+		return
+	}
+	var err error
+	for try := 0; try < 2; try++ {
+		if try > 0 {
+			select {
+			case <-time.After(auditRetryPause):
+			case <-parent.Done():
+			}
+		}
+		ctx, cancel := context.WithTimeout(parent, auditWriteTimeout)
+		err = w.st.AppendAudit(ctx, batch)
+		cancel()
+		if err == nil {
+			w.written.Add(uint64(len(batch)))
+			return
+		}
+	}
+	w.droppedFail.Add(uint64(len(batch)))
+	if now := time.Now(); now.Sub(w.lastLog) > auditErrorLogGap {
+		w.lastLog = now
+		w.log.Error("audit entries not stored; they remain in the log", "entries", len(batch), "err", err)
+	}
+}

@@ -1,0 +1,209 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/littlebitlabs/minimal/fault"
+)
+
+func auditEntry(project, identity, object, action, outcome string, at time.Time) AuditEntry {
+	return AuditEntry{
+		At: at, ProjectID: project, IdentityID: "id-" + identity, Identity: identity, Roles: []string{"analyst", "admin"},
+		Face: "rest", Object: object, Action: action, Rows: 3, Outcome: outcome, RequestID: "req-" + identity,
+		Duration: 1500 * time.Microsecond,
+	}
+}
+
+func TestAuditLog(t *testing.T) {
+	eachBackend(t, func(t *testing.T) {
+		s, _ := newStore(t)
+		ctx := t.Context()
+		_, p, _ := tenant(t, s, "aud")
+		_, other, _ := tenant(t, s, "oth")
+		seq0 := must[int64](t)(s.ChangeSeq(ctx))
+		base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		var batch []AuditEntry
+		for i := range 120 {
+			who, act, out := "alice", "read", "ok"
+			if i%3 == 0 {
+				who, act, out = "bob", "create", "FORBIDDEN"
+			}
+			e := auditEntry(p.ID, who, "pg/public/t", act, out, base.Add(time.Duration(i)*time.Second))
+			e.ID = fmt.Sprintf("0000-%04d", i) // ordered like time-ordered ids
+			batch = append(batch, e)
+		}
+		if err := s.AppendAudit(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AppendAudit(ctx, []AuditEntry{auditEntry(other.ID, "carol", "mi/app/notes", "delete", "ok", base)}); err != nil {
+			t.Fatal(err)
+		}
+		if seq := must[int64](t)(s.ChangeSeq(ctx)); seq != seq0 {
+			t.Errorf("audit writes moved the change counter %d → %d", seq0, seq)
+		}
+
+		all := must[[]AuditEntry](t)(s.AuditLog(ctx, p.ID, AuditFilter{Limit: MaxAuditLimit}))
+		if len(all) != 120 {
+			t.Fatalf("%d entries, want 120", len(all))
+		}
+		first := all[0]
+		want := batch[119]
+		if first.ID != want.ID || !first.At.Equal(want.At) || first.Identity != want.Identity || first.Rows != 3 ||
+			first.Duration != want.Duration || fmt.Sprint(first.Roles) != "[analyst admin]" || first.RequestID != want.RequestID ||
+			first.Face != "rest" || first.Object != "pg/public/t" || first.IdentityID != want.IdentityID {
+			t.Fatalf("newest entry %+v, want %+v", first, want)
+		}
+		if def := must[[]AuditEntry](t)(s.AuditLog(ctx, p.ID, AuditFilter{})); len(def) != DefaultAuditLimit {
+			t.Errorf("default limit gave %d", len(def))
+		}
+
+		tests := []struct {
+			name string
+			f    AuditFilter
+			want int
+		}{
+			{"identity", AuditFilter{Identity: "bob", Limit: 1000}, 40},
+			{"action", AuditFilter{Action: "read", Limit: 1000}, 80},
+			{"outcome error", AuditFilter{Outcome: "error", Limit: 1000}, 40},
+			{"outcome ok", AuditFilter{Outcome: "ok", Limit: 1000}, 80},
+			{"outcome code", AuditFilter{Outcome: "FORBIDDEN", Limit: 1000}, 40},
+			{"object", AuditFilter{Object: "pg/public/t", Limit: 1000}, 120},
+			{"other object", AuditFilter{Object: "mi/app/notes", Limit: 1000}, 0},
+			{"since", AuditFilter{Since: base.Add(100 * time.Second), Limit: 1000}, 20},
+			{"until", AuditFilter{Until: base.Add(10 * time.Second), Limit: 1000}, 10},
+			{"limit", AuditFilter{Limit: 7}, 7},
+			{"before", AuditFilter{Before: batch[50].ID, Limit: 1000}, 50},
+		}
+		for _, tt := range tests {
+			got := must[[]AuditEntry](t)(s.AuditLog(ctx, p.ID, tt.f))
+			if len(got) != tt.want {
+				t.Errorf("%s: %d entries, want %d", tt.name, len(got), tt.want)
+			}
+		}
+		// Paging backwards visits every entry once, newest first.
+		seen, before := 0, ""
+		for {
+			page := must[[]AuditEntry](t)(s.AuditLog(ctx, p.ID, AuditFilter{Limit: 25, Before: before}))
+			if len(page) == 0 {
+				break
+			}
+			for _, e := range page {
+				if want := batch[119-seen].ID; e.ID != want {
+					t.Fatalf("page entry %d is %s, want %s", seen, e.ID, want)
+				}
+				seen++
+			}
+			before = page[len(page)-1].ID
+		}
+		if seen != 120 {
+			t.Errorf("paging saw %d entries", seen)
+		}
+		for _, f := range []AuditFilter{{Limit: -1}, {Limit: MaxAuditLimit + 1}, {Action: "drop"}} {
+			if _, err := s.AuditLog(ctx, p.ID, f); fault.KindOf(err) != fault.Invalid {
+				t.Errorf("%+v: err %v, want Invalid", f, err)
+			}
+		}
+		if got := must[[]AuditEntry](t)(s.AuditLog(ctx, "no-such-project", AuditFilter{})); got == nil || len(got) != 0 {
+			t.Errorf("unknown project: %v", got)
+		}
+	})
+}
+
+func TestAuditWriter(t *testing.T) {
+	eachBackend(t, func(t *testing.T) {
+		s, _ := newStore(t)
+		ctx := t.Context()
+		_, p, _ := tenant(t, s, "aw")
+		w := NewAuditWriter(s, 4000, nil)
+		for i := range 1500 {
+			if !w.Record(auditEntry(p.ID, fmt.Sprintf("u%d", i%7), "pg/public/t", "read", "ok", time.Now())) {
+				t.Fatalf("entry %d dropped with room in the queue", i)
+			}
+		}
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		if err := w.Close(cctx); err != nil {
+			t.Fatal(err)
+		}
+		st := w.Stats()
+		if st.Written != 1500 || st.Queued != 0 || st.DroppedFull != 0 || st.DroppedError != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+		got := must[[]AuditEntry](t)(s.AuditLog(ctx, p.ID, AuditFilter{Limit: MaxAuditLimit}))
+		if len(got) != MaxAuditLimit {
+			t.Fatalf("%d entries stored", len(got))
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i].ID >= got[i-1].ID {
+				t.Fatalf("ids not newest first at %d: %s then %s", i, got[i-1].ID, got[i].ID)
+			}
+		}
+		if w.Record(auditEntry(p.ID, "late", "pg/public/t", "read", "ok", time.Now())) {
+			t.Error("Record after Close was accepted")
+		}
+		if w.Stats().DroppedFull != 1 {
+			t.Errorf("late entry not counted: %+v", w.Stats())
+		}
+		if err := w.Close(cctx); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+	})
+}
+
+// TestAuditWriterNeverBlocks: with the store gone, Record still returns at
+// once; what does not fit is counted as dropped, and failed writes too.
+func TestAuditWriterNeverBlocks(t *testing.T) {
+	s, _ := newStore(t)
+	_, p, _ := tenant(t, s, "nb")
+	s.Close() // every write now fails
+	w := NewAuditWriter(s, 8, nil)
+	start := time.Now()
+	accepted := 0
+	for i := range 1000 {
+		if w.Record(auditEntry(p.ID, "u", "pg/public/t", "read", "ok", time.Now())) {
+			accepted++
+		}
+		_ = i
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("1000 Records took %v", d)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := w.Stats()
+	if st.Written != 0 || st.DroppedFull+st.DroppedError != 1000 || st.DroppedFull == 0 || int(st.DroppedError) != accepted {
+		t.Fatalf("stats %+v (accepted %d)", st, accepted)
+	}
+}
+
+func TestLiveSessions(t *testing.T) {
+	eachBackend(t, func(t *testing.T) {
+		s, _ := newStore(t)
+		ctx := t.Context()
+		_, p, sp := tenant(t, s, "ls")
+		id := must[Identity](t)(s.CreateIdentity(ctx, Identity{ProjectID: p.ID, SpaceID: sp.ID, Name: "agent", Kind: KindMCP, KeyType: "crud", Enabled: true}))
+		open := func(idle time.Duration) Session {
+			return must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: idle}))
+		}
+		open(time.Hour)
+		open(0)
+		ended := open(time.Hour)
+		if err := s.EndSession(ctx, ended.ID, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		open(time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
+		if n := must[int64](t)(s.LiveSessions(ctx, time.Now())); n != 2 {
+			t.Fatalf("live sessions %d, want 2 (one idle, one without idle timeout)", n)
+		}
+		if n := must[int64](t)(s.LiveSessions(ctx, time.Now().Add(2*time.Hour))); n != 1 {
+			t.Fatalf("live sessions in 2 h: %d, want 1", n)
+		}
+	})
+}
