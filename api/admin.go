@@ -119,6 +119,7 @@ func (s *Server) mountAdmin(r chi.Router) {
 
 		r.Get(adminProject+"/roles", a.listRoles)
 		r.Get(adminProject+"/roles/{role}", a.getRole)
+		r.Get(adminProject+"/audit", a.listAudit)
 
 		r.Get(adminProject+"/databases", a.listDatabases)
 		r.Post(adminProject+"/databases", a.createDatabase)

@@ -4,5 +4,7 @@
 // engine.Execute → encoded answer. No permission logic, no SQL, no dialect
 // checks live here.
 //
-// api imports engine, auth, query, fault and api/encode.
+// api imports engine, auth, store, policy, permissions (refusal text, scope
+// parsing), custom, dialects (connection probes), observe, query, fault and
+// api/encode; never mcp.
 package api

@@ -308,6 +308,20 @@ func openAPI() obj {
 	d.op("GET", adminProject+"/roles/{role}", obj{"tags": []string{"admin: identities"}, "operationId": "getRole", "summary": "Get a role",
 		"security":  adminSecurity,
 		"responses": withErrors(obj{"200": reply("The role.", schemaRef("Role"))}, "401", "403", "404")})
+	d.op("GET", adminProject+"/audit", obj{"tags": []string{"admin: identities"}, "operationId": "listAudit", "summary": "Read the audit log",
+		"description": "Every data operation of the project (both faces, custom APIs included), newest first: identity, roles, face, object, action, rows, outcome, request id, duration.",
+		"security":    adminSecurity,
+		"parameters": []any{
+			obj{"name": "identity", "in": "query", "required": false, "description": "An identity name.", "schema": obj{"type": "string"}},
+			obj{"name": "object", "in": "query", "required": false, "description": "An exact type/schema/table, or custom:<key>.", "schema": obj{"type": "string"}},
+			obj{"name": "action", "in": "query", "required": false, "description": "create, read, update, delete or write.", "schema": obj{"type": "string"}},
+			obj{"name": "outcome", "in": "query", "required": false, "description": "ok, error, or an error code.", "schema": obj{"type": "string"}},
+			obj{"name": "since", "in": "query", "required": false, "description": "RFC 3339 time, inclusive.", "schema": obj{"type": "string"}},
+			obj{"name": "until", "in": "query", "required": false, "description": "RFC 3339 time, exclusive.", "schema": obj{"type": "string"}},
+			obj{"name": "before", "in": "query", "required": false, "description": "An entry id: page backwards from it.", "schema": obj{"type": "string"}},
+			obj{"name": "limit", "in": "query", "required": false, "description": "1 to 1000 (default 100).", "schema": obj{"type": "string"}},
+		},
+		"responses": withErrors(obj{"200": reply("Audit entries, newest first.", listOfSchema("AuditEntry"))}, "400", "401", "403", "404")})
 
 	dbNote := "The DSN is write-only: it is sealed at rest and no answer contains it. Registering or changing a DSN runs a connection test first (400 CONNECTION_TEST_FAILED). A mini-app (mi) directory needs the server key."
 	d.crud(resource{tag: "admin: databases", coll: adminProject + "/databases", item: adminProject + "/databases/{type}/{schema}", noun: "database", id: "Database", schema: "Database",
@@ -482,6 +496,10 @@ func components() obj {
 			"IdentityPatch": object(nil, obj{"kind": obj{"type": "string", "enum": []string{"user", "service", "mcp"}}, "space": obj{"type": "string"},
 				"roles": strs("Replaces the roles."), "claims": obj{"type": "object", "description": "Replaces the claims."}, "key_type": mask,
 				"enabled": obj{"type": "boolean"}, "name": str("Accepted only unchanged.")}),
+			"AuditEntry": obj{"type": "object", "properties": obj{"id": obj{"type": "string"}, "at": obj{"type": "string", "format": "date-time"},
+				"identity": obj{"type": "string"}, "roles": obj{"type": "array", "items": obj{"type": "string"}}, "face": obj{"type": "string"},
+				"object": obj{"type": "string"}, "action": obj{"type": "string"}, "rows": obj{"type": "integer"}, "outcome": obj{"type": "string"},
+				"message": obj{"type": "string"}, "request_id": obj{"type": "string"}, "duration_ms": obj{"type": "number"}}},
 			"Role": obj{"type": "object", "properties": obj{"name": obj{"type": "string"}, "builtin": obj{"type": "boolean"},
 				"identities": strs("Identities holding it."), "templates": strs("Templates bound to it."), "scopes": strs("Objects it is scoped on.")}},
 			"Database": obj{"type": "object", "description": "No DSN: secrets are write-only.", "properties": obj{"id": obj{"type": "string"}, "type": obj{"type": "string"},

@@ -145,6 +145,22 @@ func TestAuditEntries(t *testing.T) {
 	if st := g.audit.Stats(); st.DroppedFull+st.DroppedError != 0 {
 		t.Fatalf("audit drops %+v", st)
 	}
+
+	// The admin API serves the log: filtered, newest first, admins only.
+	adminAudit := "/minimal/api/admin/v1/orgs/demo/projects/demo/audit"
+	r := g.do("GET", adminAudit+"?outcome=FORBIDDEN", g.admin, nil)
+	expect(t, r, 200)
+	got := r.data(t)
+	if len(got) != 1 || got[0]["request_id"] != "audit-refused-1" || got[0]["action"] != "delete" || got[0]["face"] != "rest" {
+		t.Fatalf("audit via admin API: %s", r.body)
+	}
+	r = g.do("GET", adminAudit+"?limit=2", g.admin, nil)
+	if rows := r.data(t); len(rows) != 2 || rows[0]["request_id"] != "audit-refused-1" {
+		t.Fatalf("newest first: %s", r.body)
+	}
+	expect(t, g.do("GET", adminAudit+"?limit=0", g.admin, nil), 400)
+	expect(t, g.do("GET", adminAudit+"?since=yesterday", g.admin, nil), 400)
+	expect(t, g.do("GET", adminAudit, "", nil), 401)
 }
 
 // TestReadyzTruthful: ready while the store answers; 503 with Retry-After

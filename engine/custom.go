@@ -62,7 +62,7 @@ func (e *Engine) CallAPI(ctx context.Context, p *auth.Principal, call *CustomCal
 	write := false
 	defer func() {
 		if err != nil {
-			e.auditCustom(p, key, write, 0, err, start)
+			e.auditCustom(ctx, p, key, write, 0, err, start)
 		}
 	}()
 	if p == nil {
@@ -108,14 +108,14 @@ func (e *Engine) CallAPI(ctx context.Context, p *auth.Principal, call *CustomCal
 			return nil, err
 		}
 		return &CustomResult{Rows: &auditRows{peekRows: pr, done: func(n int64, err error) {
-			e.auditCustom(p, key, false, n, err, start)
+			e.auditCustom(ctx, p, key, false, n, err, start)
 		}}}, nil
 	}
 	wr, err := runner.RunWrite(ctx, stmts)
 	if err != nil {
 		return nil, err
 	}
-	e.auditCustom(p, key, true, wr.RowsAffected, nil, start)
+	e.auditCustom(ctx, p, key, true, wr.RowsAffected, nil, start)
 	return &CustomResult{Write: true, RowsAffected: wr.RowsAffected}, nil
 }
 
@@ -254,25 +254,12 @@ func (e *Engine) CustomAPIs(ctx context.Context, p *auth.Principal, org, project
 	return out, nil
 }
 
-// auditCustom logs a custom call like Execute's audit: identity, roles,
-// the API, rows and outcome.
-func (e *Engine) auditCustom(p *auth.Principal, key string, write bool, n int64, err error, start time.Time) {
+// auditCustom records a custom API call like every data operation, on the
+// object "custom:<key>" with action read or write.
+func (e *Engine) auditCustom(ctx context.Context, p *auth.Principal, key string, write bool, n int64, err error, start time.Time) {
 	action := query.Read.String()
 	if write {
 		action = "write"
 	}
-	attrs := []any{
-		"action", action, "object", "custom:" + key, "rows", n,
-		"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
-	}
-	if p != nil {
-		attrs = append(attrs, "identity", p.Identity, "roles", p.Roles, "project", p.Project)
-	}
-	if err != nil {
-		fe := fault.As(err)
-		attrs = append(attrs, "outcome", fe.WireCode(), "message", fe.Message)
-	} else {
-		attrs = append(attrs, "outcome", "ok")
-	}
-	e.log.Info("audit", attrs...)
+	e.auditOp(ctx, p, action, "custom:"+key, n, err, start)
 }

@@ -21,44 +21,40 @@ func (b *Builder) Where(e query.Expr) {
 func (b *Builder) Expr(e query.Expr, neg, top bool) {
 	switch x := e.(type) {
 	case *query.Cond:
-		if x != nil {
-			if w, ok := b.ext.(CondWriter); ok {
-				w.WriteCond(x, neg, top)
-			} else {
-				b.cond(x, neg)
-			}
-			return
+		if x == nil {
+			b.Fail(errEmptyCond())
+		} else if w, ok := b.ext.(CondWriter); ok {
+			w.WriteCond(x, neg, top)
+		} else {
+			b.cond(x, neg)
 		}
 	case query.And:
 		b.list(x, true, neg, top)
-		return
-	case *query.And:
-		if x != nil {
-			b.list(*x, true, neg, top)
-			return
-		}
 	case query.Or:
 		b.list(x, false, neg, top)
-		return
-	case *query.Or:
-		if x != nil {
-			b.list(*x, false, neg, top)
-			return
-		}
 	case query.Not:
 		b.not(x.X, neg, top)
-		return
+	case *query.And:
+		deref(b, x, neg, top)
+	case *query.Or:
+		deref(b, x, neg, top)
 	case *query.Not:
-		if x != nil {
-			b.not(x.X, neg, top)
-			return
-		}
+		deref(b, x, neg, top)
 	default:
 		b.Fail(fault.New(fault.Invalid, "empty or unknown condition in filter"))
+	}
+}
+
+// deref writes the expression x points to; a nil x is an empty condition.
+func deref[T query.Expr](b *Builder, x *T, neg, top bool) {
+	if x == nil {
+		b.Fail(errEmptyCond())
 		return
 	}
-	b.Fail(fault.New(fault.Invalid, "empty condition in filter")) // a nil pointer
+	b.Expr(*x, neg, top)
 }
+
+func errEmptyCond() error { return fault.New(fault.Invalid, "empty condition in filter") }
 
 // not writes NOT (x), or with Syntax.PushNot hands the negation down to x.
 func (b *Builder) not(x query.Expr, neg, top bool) {
