@@ -214,6 +214,9 @@ func (s *Store) LiveSessions(ctx context.Context, at time.Time) (int64, error) {
 const (
 	DefaultAuditQueue = 10000
 	auditBatch        = 500
+	// auditLinger is how long a batch waits for more entries before it is
+	// written: entries reach the log within about this long.
+	auditLinger       = 100 * time.Millisecond
 	auditWriteTimeout = 5 * time.Second
 	auditRetryPause   = 200 * time.Millisecond
 	auditErrorLogGap  = 10 * time.Second
@@ -319,6 +322,8 @@ func (w *AuditWriter) Close(ctx context.Context) error {
 func (w *AuditWriter) run() {
 	defer close(w.done)
 	batch := make([]AuditEntry, 0, auditBatch)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
 	for {
 		select {
 		case e := <-w.q:
@@ -327,13 +332,24 @@ func (w *AuditWriter) run() {
 			w.drain(batch[:0])
 			return
 		}
+		// Gather what arrives in the next moment too, so a busy server
+		// commits (and syncs) once per batch rather than once per request.
+		linger.Reset(auditLinger)
 	fill:
 		for len(batch) < auditBatch {
 			select {
 			case e := <-w.q:
 				batch = append(batch, e)
-			default:
+			case <-linger.C:
 				break fill
+			case <-w.stop:
+				break fill
+			}
+		}
+		if !linger.Stop() {
+			select {
+			case <-linger.C:
+			default:
 			}
 		}
 		w.write(context.Background(), batch)
