@@ -37,7 +37,8 @@ type target struct {
 	idAt   func(pg, i int) int64
 	token  string
 	client *http.Client
-	pid    int // the server process, for its CPU time; 0 when unknown
+	pid    int      // the server process, for its CPU time; 0 when unknown
+	mcp    *mcpSide // reads through MCP auto_read_rows instead of REST GET
 }
 
 func newTarget(name, base, token string, pid, concurrency int, set pageSet) *target {
@@ -246,8 +247,12 @@ func runPhase(ctx context.Context, t *target, round string, concurrency int, dur
 	return p
 }
 
-// fetch GETs page pg into body; any status but 200 is an error.
+// fetch GETs page pg into body (through MCP, the tool's answer text); any
+// status but 200 is an error.
 func fetch(ctx context.Context, t *target, pg int, body *bytes.Buffer) error {
+	if t.mcp != nil {
+		return mcpCall(ctx, t, "auto_read_rows", t.mcp.bodies[pg], body)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.urls[pg], nil)
 	if err != nil {
 		return err

@@ -24,6 +24,7 @@ type child struct {
 	cmd     *exec.Cmd
 	logPath string
 	addr    string
+	mcpAddr string // the gateway's MCP address
 
 	done    chan struct{} // closed when the process has exited
 	waitErr error
@@ -139,15 +140,15 @@ func startGateway(ctx context.Context, kids *children, cfg gatewayConfig) (*chil
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if addr := servingAddr(c.logPath); addr != "" {
-			c.addr = addr
+		if addr, mcpAddr := servingAddr(c.logPath); addr != "" && mcpAddr != "" {
+			c.addr, c.mcpAddr = addr, mcpAddr
 			return c, nil
 		}
 		if c.exited() {
 			return nil, fmt.Errorf("gateway exited before serving (%v); its log:\n%s", c.waitErr, c.logTail(20))
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("gateway did not log \"serving REST\" within 30 s; its log:\n%s", c.logTail(20))
+			return nil, fmt.Errorf("gateway did not log \"serving REST\" and \"serving MCP\" within 30 s; its log:\n%s", c.logTail(20))
 		}
 		if err := sleep(ctx, 25*time.Millisecond); err != nil {
 			return nil, err
@@ -155,11 +156,12 @@ func startGateway(ctx context.Context, kids *children, cfg gatewayConfig) (*chil
 	}
 }
 
-// servingAddr finds the address in the gateway's JSON log, "" if not yet.
-func servingAddr(logPath string) string {
+// servingAddr finds the REST and MCP addresses in the gateway's JSON log,
+// "" if not yet.
+func servingAddr(logPath string) (rest, mcp string) {
 	b, err := os.ReadFile(logPath)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -168,11 +170,17 @@ func servingAddr(logPath string) string {
 			Msg  string `json:"msg"`
 			Addr string `json:"addr"`
 		}
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving REST" && line.Addr != "" {
-			return line.Addr
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Addr == "" {
+			continue
+		}
+		switch line.Msg {
+		case "serving REST":
+			rest = line.Addr
+		case "serving MCP":
+			mcp = line.Addr
 		}
 	}
-	return ""
+	return rest, mcp
 }
 
 // registerSchema runs bin/minimal db add for a bench schema (a PostgreSQL

@@ -234,14 +234,23 @@ func (r *renderer) expr(e query.Expr) error {
 	case query.And:
 		return r.list(x, " AND ", "1")
 	case *query.And:
+		if x == nil {
+			return fault.New(fault.Invalid, "empty condition")
+		}
 		return r.list(*x, " AND ", "1")
 	case query.Or:
 		return r.list(x, " OR ", "0")
 	case *query.Or:
+		if x == nil {
+			return fault.New(fault.Invalid, "empty condition")
+		}
 		return r.list(*x, " OR ", "0")
 	case query.Not:
 		return r.not(x.X)
 	case *query.Not:
+		if x == nil {
+			return fault.New(fault.Invalid, "empty condition")
+		}
 		return r.not(x.X)
 	case nil:
 		return fault.New(fault.Invalid, "empty condition")

@@ -243,3 +243,12 @@ func TestEncodeJSON(t *testing.T) {
 		t.Error("invalid RawMessage encoded")
 	}
 }
+
+func TestRenderNilExpressions(t *testing.T) {
+	for _, e := range []query.Expr{(*query.And)(nil), (*query.Or)(nil), (*query.Not)(nil), (*query.Cond)(nil)} {
+		_, err := Dialect{}.Render(&query.Plan{Action: query.Read, Table: "t", Columns: []string{"id"}, Where: e})
+		if fault.KindOf(err) != fault.Invalid {
+			t.Errorf("%T: %v", e, err)
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The MCP comparison: auto_read_rows of a 100-row page through the
+// gateway's MCP endpoint vs the REST GET of the same page, same gateway.
+// Each MCP call is journaled in the control-plane store (a write before
+// and one after the call), so it costs more than REST by design.
+const (
+	mcpPath     = "/minimal/mcp/rpc/v1"
+	mcpProtocol = "2026-07-28"
+	// mcpTarget is the throughput target of MCP over REST.
+	mcpTarget = 0.80
+)
+
+// mcpSide is what a target needs to read through MCP instead of REST.
+type mcpSide struct {
+	url     string   // http://ADDR/minimal/mcp/rpc/v1
+	session string   // X-Session-Id
+	bodies  [][]byte // the tools/call request of each page
+}
+
+// mcpMeta is the params._meta every 2026-07-28 request carries.
+var mcpMeta = map[string]any{
+	"io.modelcontextprotocol/protocolVersion":    mcpProtocol,
+	"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+}
+
+func mcpRequest(id int, tool string, args map[string]any) ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": id, "method": "tools/call",
+		"params": map[string]any{"name": tool, "arguments": args, "_meta": mcpMeta},
+	})
+}
+
+// readAgentToken reads the bootstrap's token of identity agent (kind mcp).
+func readAgentToken(dataDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "agent.token"))
+	if err != nil {
+		return "", fmt.Errorf("agent token: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", errors.New("agent token file is empty")
+	}
+	return tok, nil
+}
+
+// newMCPTarget starts an AI session on the MCP endpoint at addr and returns
+// a target reading pages of set through auto_read_rows in it.
+func newMCPTarget(ctx context.Context, name, addr, token string, pid, concurrency int, set pageSet) (*target, error) {
+	t := newTarget(name, "", token, pid, concurrency, set)
+	m := &mcpSide{url: "http://" + addr + mcpPath, bodies: make([][]byte, set.pages)}
+	t.mcp = m
+	start, err := mcpRequest(1, "start_ai_session", map[string]any{"name": "bench", "context": "make bench"})
+	if err != nil {
+		return nil, err
+	}
+	var body bytes.Buffer
+	if err := mcpCall(ctx, t, "start_ai_session", start, &body); err != nil {
+		return nil, fmt.Errorf("start_ai_session: %w", err)
+	}
+	var started struct {
+		SessionID string `json:"session_id"`
+	}
+	if err := json.Unmarshal(body.Bytes(), &started); err != nil || started.SessionID == "" {
+		return nil, fmt.Errorf("start_ai_session answered %.200s", body.Bytes())
+	}
+	m.session = started.SessionID
+	for pg := range m.bodies {
+		if set.params != "" {
+			return nil, errors.New("mcp target: extra query parameters are not supported")
+		}
+		m.bodies[pg], err = mcpRequest(pg+2, "auto_read_rows", map[string]any{
+			"type": "pg", "schema": benchSchema, "table": benchTable,
+			"page_size": pageSize, "page_number": pg,
+			"query": map[string]any{"oy": "id.as"},
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// mcpCall POSTs one tools/call request and leaves in body the tool's
+// answer, result.content[0].text; a JSON-RPC error, isError or any status
+// but 200 is an error.
+func mcpCall(ctx context.Context, t *target, tool string, reqBody []byte, body *bytes.Buffer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.mcp.url, bytes.NewReader(reqBody))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("LB-Access-Token", t.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("MCP-Protocol-Version", mcpProtocol)
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	if t.mcp.session != "" {
+		req.Header.Set("X-Session-Id", t.mcp.session)
+	}
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body.Reset()
+	if _, err := body.ReadFrom(resp.Body); err != nil {
+		return fmt.Errorf("read body: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d: %.200s", resp.StatusCode, bytes.TrimSpace(body.Bytes()))
+	}
+	var env struct {
+		Result *struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"isError"`
+		} `json:"result"`
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body.Bytes(), &env); err != nil {
+		return fmt.Errorf("decode JSON-RPC answer: %w: %.100s", err, body.Bytes())
+	}
+	switch {
+	case env.Error != nil:
+		return fmt.Errorf("JSON-RPC error %d: %s", env.Error.Code, env.Error.Message)
+	case env.Result == nil || len(env.Result.Content) == 0:
+		return fmt.Errorf("no result content: %.200s", body.Bytes())
+	case env.Result.IsError:
+		return fmt.Errorf("tool error: %.200s", env.Result.Content[0].Text)
+	}
+	body.Reset()
+	body.WriteString(env.Result.Content[0].Text)
+	return nil
+}
+
+// mcpPhase compares MCP auto_read_rows with the REST GET of the same
+// pages on the running gateway.
+func mcpPhase(ctx context.Context, gw *child, dataDir, gwBase, token string, o options, sum *summary) error {
+	if gw.mcpAddr == "" {
+		return errors.New("the gateway did not log \"serving MCP\"")
+	}
+	agent, err := readAgentToken(dataDir)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	m, err := newMCPTarget(cctx, "mcp", gw.mcpAddr, agent, gw.pid(), o.concurrency, allRows)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("mcp on %s: %w", gw.mcpAddr, err)
+	}
+	logf("mcp on %s: session %s as identity agent", gw.mcpAddr, m.mcp.session)
+	r := newTarget("rest", gwBase, token, gw.pid(), o.concurrency, allRows)
+	if err := crossCheck(ctx, m, r, dialectColumns); err != nil {
+		return fmt.Errorf("mcp auto_read_rows and REST GET disagree: %w", err)
+	}
+	logf("cross-check: page 3 identical through MCP and REST")
+	ms, rs, failures, err := compare(ctx, m, r, o, scopedRounds, true, sum)
+	if err != nil {
+		return err
+	}
+	sum.mcp, sum.rest, sum.mcpDone = ms, rs, true
+	if failures > 0 {
+		return fmt.Errorf("%d requests failed in the MCP comparison", failures)
+	}
+	return nil
+}
