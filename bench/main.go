@@ -364,6 +364,11 @@ func bench(ctx context.Context, o options) (_ *summary, err error) {
 		return sum, fmt.Errorf("%d requests failed in the scoped read", failures)
 	}
 
+	// 4b'. MCP auto_read_rows vs the REST GET of the same page.
+	if err := mcpPhase(ctx, gw, dataDir, gwBase, token, o, sum); err != nil {
+		return sum, err
+	}
+
 	// 4c. The other dialects, gateway vs direct driver.
 	for _, l := range others {
 		if l.err != "" {

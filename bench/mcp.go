@@ -172,11 +172,11 @@ func mcpPhase(ctx context.Context, gw *child, dataDir, gwBase, token string, o o
 		return fmt.Errorf("mcp auto_read_rows and REST GET disagree: %w", err)
 	}
 	logf("cross-check: page 3 identical through MCP and REST")
-	ms, rs, failures, err := compare(ctx, m, r, o, scopedRounds, true, sum)
+	mst, rst, failures, err := compare(ctx, m, r, o, scopedRounds, true, sum)
 	if err != nil {
 		return err
 	}
-	sum.mcp, sum.rest, sum.mcpDone = ms, rs, true
+	sum.mcp, sum.rest, sum.mcpDone = mst, rst, true
 	if failures > 0 {
 		return fmt.Errorf("%d requests failed in the MCP comparison", failures)
 	}

@@ -123,8 +123,8 @@ type gatewayConfig struct {
 	maxPage              int
 }
 
-// startGateway starts bin/minimal serve on a free port and waits for its
-// "serving REST" log line, which names the address.
+// startGateway starts bin/minimal serve on free ports and waits for its
+// "serving REST" and "serving MCP" log lines, which name the addresses.
 func startGateway(ctx context.Context, kids *children, cfg gatewayConfig) (*child, error) {
 	// Free ports for both faces: a server already on the default MCP port
 	// (a test, a developer's gateway) must not stop the bench's.

@@ -23,6 +23,9 @@ type summary struct {
 	scopedPages    int
 	analyst, admin sideStats
 
+	mcpDone   bool
+	mcp, rest sideStats
+
 	dialects []*dialectLine
 
 	streams []streamResult
@@ -100,6 +103,24 @@ func (s *summary) print(w io.Writer) {
 		}
 		if a, d := s.analyst.cpuPerReq(), s.admin.cpuPerReq(); a > 0 && d > 0 {
 			fmt.Fprintf(&b, "scoped vs admin server CPU per request: %s vs %s (ratio admin/scoped %.2f)\n", micros(a), micros(d), float64(d)/float64(a))
+		}
+	}
+	if s.mcpDone {
+		fmt.Fprintf(&b, "\nmcp auto_read_rows (identity agent, one AI session, each call journaled) vs REST GET (admin), %d-row pages by id:\n", pageSize)
+		for _, side := range []sideStats{s.mcp, s.rest} {
+			printSide(&b, side)
+		}
+		if r := s.rest.rps(); r > 0 {
+			ratio := s.mcp.rps() / r
+			mark := ""
+			if ratio < mcpTarget {
+				mark = "  MISSED"
+			}
+			fmt.Fprintf(&b, "mcp auto_read_rows vs REST GET (same page): ratio %.2f (target ≥ %.2f)%s   (mcp %.0f req/s p50 %.2f ms p99 %.2f ms; rest %.0f req/s p50 %.2f ms p99 %.2f ms)\n",
+				ratio, mcpTarget, mark, s.mcp.rps(), ms(s.mcp.p50), ms(s.mcp.p99), s.rest.rps(), ms(s.rest.p50), ms(s.rest.p99))
+		}
+		if m, r := s.mcp.cpuPerReq(), s.rest.cpuPerReq(); m > 0 && r > 0 {
+			fmt.Fprintf(&b, "mcp vs REST server CPU per request: %s vs %s (ratio %.2f)\n", micros(m), micros(r), float64(m)/float64(r))
 		}
 	}
 	if len(s.dialects) > 0 {

@@ -26,10 +26,14 @@ import (
 const DBFile = "control.db"
 
 // dsnParams are applied to every SQLite connection: wait up to 5 s for a
-// lock, write-ahead log so readers never block the writer, enforce foreign
-// keys, and start every transaction with BEGIN IMMEDIATE so two writers
-// queue on the busy timeout instead of deadlocking on a lock upgrade.
-const dsnParams = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+// lock, write-ahead log so readers never block the writer, synchronous
+// NORMAL (with WAL: a commit survives a crash of the process and never
+// corrupts the file; only a power loss can take the last commits, and the
+// journal of MCP calls is written twice per call, so a sync per commit
+// would cost more than the call), enforce foreign keys, and start every
+// transaction with BEGIN IMMEDIATE so two writers queue on the busy timeout
+// instead of deadlocking on a lock upgrade.
+const dsnParams = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 
 // Store is a handle on the control-plane database. It is safe for
 // concurrent use by several goroutines, and several Stores (in one process
