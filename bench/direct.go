@@ -55,6 +55,14 @@ type chItem struct {
 	Grp     int32            `json:"grp"`
 }
 
+func (it *item) fields() []any {
+	return []any{&it.ID, &it.Name, &it.Price, &it.Qty, &it.Active, &it.Created, &it.Note, &it.Grp}
+}
+
+func (it *chItem) fields() []any {
+	return []any{&it.ID, &it.Name, &it.Price, &it.Qty, &it.Active, &it.Created, &it.Note, &it.Grp}
+}
+
 type directPage struct {
 	Number int `json:"number"`
 	Size   int `json:"size"`
@@ -79,6 +87,50 @@ func pageParams(w http.ResponseWriter, r *http.Request) (ps, pg int, ok bool) {
 		return 0, 0, false
 	}
 	return ps, pg, true
+}
+
+// pageRows is what the three drivers' row sets have in common.
+type pageRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scannable is an item whose fields a row scans into, in SELECT order.
+type scannable[T any] interface {
+	*T
+	fields() []any
+}
+
+// pageHandler answers GET ?ps=&pg= with one page: query runs the page's
+// SELECT (limit, offset) and returns the rows and how to close them.
+func pageHandler[T any, PT scannable[T]](query func(ctx context.Context, ps, off int) (pageRows, func(), error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ps, pg, ok := pageParams(w, r)
+		if !ok {
+			return
+		}
+		rows, closeRows, err := query(r.Context(), ps, pg*ps)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		defer closeRows()
+		items := make([]T, 0, ps)
+		for rows.Next() {
+			var it T
+			if err := rows.Scan(PT(&it).fields()...); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			items = append(items, it)
+		}
+		if err := rows.Err(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writePage(w, items, pg, ps)
+	}
 }
 
 func writePage[T any](w http.ResponseWriter, items []T, pg, ps int) {
@@ -108,32 +160,13 @@ func serveDirect(addr string, codes []string) int {
 	defer pool.Close()
 
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /items", func(w http.ResponseWriter, r *http.Request) {
-		ps, pg, ok := pageParams(w, r)
-		if !ok {
-			return
-		}
-		rows, err := pool.Query(r.Context(), directSQL, ps, pg*ps)
+	mux.HandleFunc("GET /items", pageHandler[item](func(ctx context.Context, ps, off int) (pageRows, func(), error) {
+		rows, err := pool.Query(ctx, directSQL, ps, off)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
+			return nil, nil, err
 		}
-		defer rows.Close()
-		items := make([]item, 0, ps)
-		for rows.Next() {
-			var it item
-			if err := rows.Scan(&it.ID, &it.Name, &it.Price, &it.Qty, &it.Active, &it.Created, &it.Note, &it.Grp); err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			items = append(items, it)
-		}
-		if err := rows.Err(); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		writePage(w, items, pg, ps)
-	})
+		return rows, rows.Close, nil
+	}))
 
 	if slices.Contains(codes, "ma") {
 		db, err := openMA(os.Getenv(envMADSN))
@@ -151,32 +184,13 @@ func serveDirect(addr string, codes []string) int {
 			return 1
 		}
 		defer stmt.Close()
-		mux.HandleFunc("GET /ma/items", func(w http.ResponseWriter, r *http.Request) {
-			ps, pg, ok := pageParams(w, r)
-			if !ok {
-				return
-			}
-			rows, err := stmt.QueryContext(r.Context(), ps, pg*ps)
+		mux.HandleFunc("GET /ma/items", pageHandler[item](func(ctx context.Context, ps, off int) (pageRows, func(), error) {
+			rows, err := stmt.QueryContext(ctx, ps, off)
 			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
+				return nil, nil, err
 			}
-			defer rows.Close()
-			items := make([]item, 0, ps)
-			for rows.Next() {
-				var it item
-				if err := rows.Scan(&it.ID, &it.Name, &it.Price, &it.Qty, &it.Active, &it.Created, &it.Note, &it.Grp); err != nil {
-					http.Error(w, err.Error(), http.StatusInternalServerError)
-					return
-				}
-				items = append(items, it)
-			}
-			if err := rows.Err(); err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			writePage(w, items, pg, ps)
-		})
+			return rows, func() { rows.Close() }, nil
+		}))
 	}
 
 	if slices.Contains(codes, "ch") {
@@ -186,32 +200,13 @@ func serveDirect(addr string, codes []string) int {
 			return 1
 		}
 		defer conn.Close()
-		mux.HandleFunc("GET /ch/items", func(w http.ResponseWriter, r *http.Request) {
-			ps, pg, ok := pageParams(w, r)
-			if !ok {
-				return
-			}
-			rows, err := conn.Query(r.Context(), chSelect, ps, pg*ps)
+		mux.HandleFunc("GET /ch/items", pageHandler[chItem](func(ctx context.Context, ps, off int) (pageRows, func(), error) {
+			rows, err := conn.Query(ctx, chSelect, ps, off)
 			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
+				return nil, nil, err
 			}
-			defer rows.Close()
-			items := make([]chItem, 0, ps)
-			for rows.Next() {
-				var it chItem
-				if err := rows.Scan(&it.ID, &it.Name, &it.Price, &it.Qty, &it.Active, &it.Created, &it.Note, &it.Grp); err != nil {
-					http.Error(w, err.Error(), http.StatusInternalServerError)
-					return
-				}
-				items = append(items, it)
-			}
-			if err := rows.Err(); err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			writePage(w, items, pg, ps)
-		})
+			return rows, func() { rows.Close() }, nil
+		}))
 	}
 
 	ln, err := net.Listen("tcp", addr)

@@ -2,6 +2,7 @@ package permissions
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/littlebitlabs/minimal/query"
@@ -149,6 +150,33 @@ func FuzzParseScope(f *testing.F) {
 		})
 		if n != len(sf.conds) {
 			t.Fatalf("%d conditions for %d terms", n, len(sf.conds))
+		}
+	})
+}
+
+// FuzzSubstitute checks the hand-written scan against the regular
+// expression that defines a variable reference.
+func FuzzSubstitute(f *testing.F) {
+	for _, s := range []string{"{identity}", "a{claims.x}b{space}", "{", "}{", "{bad name}", "{{identity}}", "{claims.missing}", "x*{identity}"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	v := Vars{Identity: "al*ce", Space: "main", Claims: map[string]any{"x": "1_%"}}
+	f.Fuzz(func(t *testing.T, s string, like bool) {
+		var missing bool
+		want := varRef.ReplaceAllStringFunc(s, func(ref string) string {
+			val, ok := v.lookup(ref[1 : len(ref)-1])
+			if !ok {
+				missing = true
+			}
+			if like {
+				val = query.LikePattern(strings.ReplaceAll(val, "*", `\*`))
+			}
+			return val
+		})
+		got, err := v.substitute(s, like)
+		if missing != (err != nil) || (err == nil && got != want) {
+			t.Fatalf("%q like=%v: got %q %v, want %q missing=%v", s, like, got, err, want, missing)
 		}
 	})
 }

@@ -125,23 +125,50 @@ func isWholeVar(s string) bool {
 	return len(s) > 2 && s[0] == '{' && s[len(s)-1] == '}' && strings.Count(s, "{") == 1
 }
 
+// substitute replaces every {name} reference (varRef's syntax) by the
+// caller's value. It runs on every scoped request, so it scans by hand
+// instead of using the regular expression.
 func (v Vars) substitute(s string, like bool) (string, error) {
-	var missing string
-	out := varRef.ReplaceAllStringFunc(s, func(ref string) string {
+	if strings.IndexByte(s, '{') < 0 {
+		return s, nil
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		j := strings.IndexByte(s[i+1:], '}')
+		if j < 0 || !isVarName(s[i+1:i+1+j]) {
+			b.WriteString(s[:i+1])
+			s = s[i+1:]
+			continue
+		}
+		ref := s[i : i+2+j]
 		val, ok := v.lookup(ref[1 : len(ref)-1])
 		if !ok {
-			missing = ref
-			return ""
+			return "", fault.New(fault.Forbidden, "row scope needs %s, which the token does not carry", ref)
 		}
 		if like {
-			return query.LikePattern(strings.ReplaceAll(val, "*", `\*`))
+			val = query.LikePattern(strings.ReplaceAll(val, "*", `\*`))
 		}
-		return val
-	})
-	if missing != "" {
-		return "", fault.New(fault.Forbidden, "row scope needs %s, which the token does not carry", missing)
+		b.WriteString(s[:i])
+		b.WriteString(val)
+		s = s[i+2+j:]
 	}
-	return out, nil
+}
+
+// isVarName reports whether s matches varRef's name class [A-Za-z0-9_.-]*.
+func isVarName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func (v Vars) lookup(name string) (string, bool) {
