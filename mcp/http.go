@@ -24,13 +24,14 @@ import (
 // method, the credential layer, the body limit and the handshake-era
 // version header; then mcp-go serves the JSON-RPC request.
 func (s *Server) Handler() http.Handler {
-	rpc := mcpserver.NewStreamableHTTPServer(s.build(false),
+	srv, handlers := s.build(false)
+	rpc := mcpserver.NewStreamableHTTPServer(srv,
 		mcpserver.WithStateLess(true),
 		mcpserver.WithStreamableHTTPProtocolVersions(SupportedVersions...),
 		mcpserver.WithStreamableHTTPLogger(s.log),
 	)
 	mux := http.NewServeMux()
-	mux.Handle(Path, s.front(rpc))
+	mux.Handle(Path, s.front(rpc, handlers))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, "NOT_FOUND", "no route for "+r.URL.Path+": the MCP endpoint is POST "+Path)
 	})
@@ -48,7 +49,7 @@ var statusOf = map[fault.Kind]int{
 	fault.Timeout:         http.StatusServiceUnavailable,
 }
 
-func (s *Server) front(next http.Handler) http.Handler {
+func (s *Server) front(next http.Handler, handlers map[string]mcpserver.ToolHandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if msg := rebinding(r); msg != "" {
 			s.log.Warn("mcp request refused: DNS rebinding protection", "host", r.Host, "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
@@ -79,8 +80,11 @@ func (s *Server) front(next http.Handler) http.Handler {
 		if unsupportedHandshakeVersion(w, r.Header, body) {
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 		ctx := withCaller(r.Context(), &caller{p: p, session: r.Header.Get(SessionHeader)})
+		if s.direct(w, r, ctx, body, handlers) {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

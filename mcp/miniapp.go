@@ -33,9 +33,9 @@ func (s *Server) miniAppListed(ctx context.Context, name string) bool {
 	return err == nil && (t.Action == 0 || s.eng.CanAnywhere(p, t.Action))
 }
 
-// addMiniApp registers the mini-app tools and resources on srv, and the
-// hook that lists each caller's schema resources.
-func (s *Server) addMiniApp(srv *mcpserver.MCPServer, hooks *mcpserver.Hooks) {
+// addMiniApp registers the mini-app tools (through add) and resources on
+// srv, and the hook that lists each caller's schema resources.
+func (s *Server) addMiniApp(srv *mcpserver.MCPServer, hooks *mcpserver.Hooks, add func(mcpgo.Tool, mcpserver.ToolHandlerFunc)) {
 	for _, t := range s.mini.Tools() {
 		def := mcpgo.NewToolWithRawSchema(t.Name, t.Description, t.InputSchema)
 		def.Annotations = mcpgo.ToolAnnotation{
@@ -44,7 +44,7 @@ func (s *Server) addMiniApp(srv *mcpserver.MCPServer, hooks *mcpserver.Hooks) {
 			IdempotentHint:  mcpgo.ToBoolPtr(t.Idempotent),
 			OpenWorldHint:   mcpgo.ToBoolPtr(false),
 		}
-		srv.AddTool(def, s.miniAppHandler(t))
+		add(def, s.miniAppHandler(t))
 	}
 	for _, k := range miniapp.SchemaKinds {
 		srv.AddResourceTemplate(mcpgo.NewResourceTemplate("schema://"+k.Kind+"{?table,schema}", k.Name, mcpgo.WithTemplateMIMEType(k.MIME)), s.miniAppResource)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -76,6 +77,11 @@ type Server struct {
 	mini *miniapp.Service
 	cfg  Config
 	log  *slog.Logger
+	// noDirect sends every request through mcp-go (tests compare the two
+	// roads).
+	noDirect atomic.Bool
+	// directCalls counts the calls the direct road answered.
+	directCalls atomic.Int64
 }
 
 // New builds the MCP face.
@@ -98,8 +104,9 @@ func New(d Deps, cfg Config) *Server {
 
 // build makes the mcp-go server with the tools of a transport: over stdio
 // the session is implicit, so start_ai_session and end_ai_session are not
-// offered.
-func (s *Server) build(stdio bool) *mcpserver.MCPServer {
+// offered. It returns the tool handlers by name too, for the direct road of
+// the HTTP face (fast.go).
+func (s *Server) build(stdio bool) (*mcpserver.MCPServer, map[string]mcpserver.ToolHandlerFunc) {
 	var tools []*tool
 	for _, t := range catalog {
 		if !(stdio && t.sessionControl) {
@@ -133,11 +140,16 @@ func (s *Server) build(stdio bool) *mcpserver.MCPServer {
 		mcpserver.WithInstructions(Instructions),
 		mcpserver.WithHooks(hooks),
 	}, s.miniAppOptions()...)...)
-	for _, t := range tools {
-		srv.AddTool(t.definition(), s.handler(t, tools))
+	handlers := map[string]mcpserver.ToolHandlerFunc{}
+	add := func(def mcpgo.Tool, h mcpserver.ToolHandlerFunc) {
+		srv.AddTool(def, h)
+		handlers[def.Name] = h
 	}
-	s.addMiniApp(srv, hooks)
-	return srv
+	for _, t := range tools {
+		add(t.definition(), s.handler(t, tools))
+	}
+	s.addMiniApp(srv, hooks, add)
+	return srv, handlers
 }
 
 // caller is who a request comes from, put in the request context by the

@@ -33,7 +33,8 @@ func (s *Server) ServeStdio(ctx context.Context, token string, in io.Reader, out
 			s.log.Error("mcp stdio: session not ended", "session", sess.ID, "err", endErr)
 		}
 	}()
-	std := mcpserver.NewStdioServer(s.build(true))
+	srv, _ := s.build(true)
+	std := mcpserver.NewStdioServer(srv)
 	std.SetErrorLogger(log.New(slogWriter{s.log}, "", 0))
 	std.SetContextFunc(func(ctx context.Context) context.Context {
 		return withCaller(ctx, &caller{token: token, session: sess.ID})

@@ -116,6 +116,13 @@ See docs://tools, docs://errors, docs://filters and docs://order-by.
 | update | id, data, table?, mode? merge/replace | RowRecord |
 | delete | id, table? | {"deleted": id} |
 | reload | — | {"mounted", "added", "removed"} |
+| data_snapshot | table?, scope? project/user, dry_run?, upload? | {"snapshotted", "purged"} (role admin) |
+| row_materialize | selector by_id/by_filter, fields, format raw/markdown/json/yaml, dest (absolute), concat?, write_mode?, dry_run?, table? | {"count", "files":[{path, bytes, sha256, row_id}]} (role admin) |
+| alias_create | name, table? or sources?, filter or filter_template, params_schema?, aggregator?, limit?, description?, fields?, order_by?, scope? | {"created"} |
+| alias_list | table? | [{name, sources, aggregator, filter, default_limit, description, params_schema, fields, order_by, scope}] |
+| alias_run | name, limit?, offset?, params?, fields?, order_by? | [RowRecord] or an aggregate result |
+| alias_delete | name | {"deleted"} |
+| query_aggregate | sources {kind single/multi, value}, aggregator, filter? | {"kind": "count"/"value"/"groups", "value"} |
 | row_restore | id (full), at_unix_secs, table? | RowRecord |
 | content_view | id, field, view_range?, table? | {"content"} numbered lines |
 | content_replace | id, field, old_str, new_str, view_range?, replace_all?, table? | {"matches"} |

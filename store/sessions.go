@@ -148,7 +148,7 @@ func (s *Store) SessionByID(ctx context.Context, id string) (Session, error) {
 }
 
 func oneSession(ctx context.Context, q querier, id string) (Session, error) {
-	ss, err := scanSession(q.QueryRowContext(ctx, `SELECT `+sessionCols+sessionFrom+` WHERE s.id = ?`, id))
+	ss, err := scanSession(q.QueryRowContext(ctx, selectSession, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, fault.New(fault.NotFound, "session %q not found", id)
 	}
@@ -170,46 +170,21 @@ func (s *Store) EndSession(ctx context.Context, id string, at time.Time) error {
 	})
 }
 
-// BeginCall journals a call in one transaction: it reads the session, lets
-// check refuse it (check sees the session as it was before this call), moves
-// LastSeenAt to at and appends the entry with the next Seq. It returns the
-// session as updated and the entry as stored. An unknown session is
+// BeginCall journals a call: it reads the session, lets check refuse it
+// (check sees the session as it was before this call), moves LastSeenAt to
+// at when it is a second or more behind, and appends the entry with the next
+// Seq, all in one transaction, which the journal writer may share with other
+// calls' (journal_writer.go). It returns once the entry is committed, with
+// the session as updated and the entry as stored. An unknown session is
 // fault.NotFound; an error from check is returned as it is and nothing is
 // written.
 func (s *Store) BeginCall(ctx context.Context, sessionID string, at time.Time, check func(Session) error, tool, arguments string) (Session, JournalEntry, error) {
-	var ss Session
-	e := JournalEntry{SessionID: sessionID, Tool: tool, Arguments: arguments, StartedAt: time.Unix(0, at.UnixNano()).UTC()}
-	err := s.record(ctx, "store: journal call", func(tx *sql.Tx) error {
-		// Calls of one session take turns from here (on SQLite the whole
-		// transaction is exclusive already), so two never get the same Seq.
-		if s.dia.lockSession != "" {
-			if _, err := tx.ExecContext(ctx, s.dia.lockSession, sessionID); err != nil {
-				return err
-			}
-		}
-		var err error
-		if ss, err = oneSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
-		if err := check(ss); err != nil {
-			return err
-		}
-		stamp := at.UnixNano()
-		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id = ?`, stamp, sessionID); err != nil {
-			return err
-		}
-		ss.LastSeenAt = e.StartedAt
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM session_calls WHERE session_id = ?`, sessionID).Scan(&e.Seq); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO session_calls (session_id, seq, tool, arguments, started_at) VALUES (?, ?, ?, ?, ?)`,
-			sessionID, e.Seq, tool, arguments, stamp)
-		return err
-	})
-	if err != nil {
+	op := &journalOp{begin: true, check: check, at: at,
+		entry: JournalEntry{SessionID: sessionID, Tool: tool, Arguments: arguments, StartedAt: time.Unix(0, at.UnixNano()).UTC()}}
+	if err := s.journal(ctx, op); err != nil {
 		return Session{}, JournalEntry{}, err
 	}
-	return ss, e, nil
+	return op.session, op.entry, nil
 }
 
 // FinishCall completes a journal entry written by BeginCall with its
@@ -219,14 +194,8 @@ func (s *Store) FinishCall(ctx context.Context, sessionID string, seq int64, out
 	if outcome == "" {
 		return fault.New(fault.Invalid, "journal outcome is empty")
 	}
-	return s.record(ctx, "store: finish journal call", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE session_calls SET outcome = ?, message = ?, rows_count = ?, duration_ns = ?
-WHERE session_id = ? AND seq = ?`, outcome, message, rows, int64(d), sessionID, seq)
-		if err != nil {
-			return err
-		}
-		return mustAffect(res, fault.New(fault.NotFound, "journal entry %d of session %q not found", seq, sessionID))
-	})
+	return s.journal(ctx, &journalOp{entry: JournalEntry{SessionID: sessionID, Seq: seq, Done: true,
+		Outcome: outcome, Message: message, Rows: rows, Duration: d}})
 }
 
 // Journal returns the calls of a session in the order they were made. The

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -46,6 +47,15 @@ type Store struct {
 	// on SQLite.
 	pgcfg *pgx.ConnConfig
 	hub   hub
+	// stmts holds the prepared statements of the hot paths, by query
+	// (prepared.go).
+	stmts sync.Map
+	// journalQ feeds the journal writer (journal_writer.go), which closes
+	// journalDone when it has stopped.
+	journalQ      chan *journalOp
+	journalDone   chan struct{}
+	journalMu     sync.RWMutex // guards journalClosed and the closing of journalQ
+	journalClosed bool
 	// closing ends with Close (shut), and with it the Changes channels.
 	closing context.Context
 	shut    context.CancelFunc
@@ -96,7 +106,10 @@ func OpenControl(ctx context.Context, dataDir, controlDSN string) (*Store, error
 		s.db.Close()
 		return nil, err
 	}
+	s.prepareHot(ctx)
 	s.closing, s.shut = context.WithCancel(context.Background())
+	s.journalQ, s.journalDone = make(chan *journalOp, maxJournalBatch), make(chan struct{})
+	go s.runJournal()
 	return s, nil
 }
 
@@ -111,12 +124,20 @@ func Exists(dataDir string) bool {
 	return err == nil
 }
 
+// sqliteConns bounds the SQLite connections: readers run in parallel under
+// WAL, writers take turns whatever the number.
+const sqliteConns = 8
+
 // openSQLite opens <dataDir>/control.db.
 func openSQLite(ctx context.Context, dataDir string) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", filepath.Join(dataDir, DBFile)+"?"+dsnParams)
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "store: open %s", DBFile)
 	}
+	// Keep every connection open: opening one applies the pragmas and reads
+	// the schema again, which costs more than most statements here.
+	db.SetMaxOpenConns(sqliteConns)
+	db.SetMaxIdleConns(sqliteConns)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, dbErr(err, "store: open %s", DBFile)
@@ -139,6 +160,8 @@ func (s *Store) Ping(ctx context.Context) error {
 // Store must not be used after.
 func (s *Store) Close() error {
 	s.shut()
+	s.closeJournal()
+	s.closeStmts()
 	if err := s.db.Close(); err != nil {
 		return fault.Wrap(fault.Internal, err, "store: close")
 	}

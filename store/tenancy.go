@@ -262,7 +262,7 @@ func (s *Store) SpaceByID(ctx context.Context, id string) (Space, error) {
 }
 
 func (s *Store) oneSpace(ctx context.Context, query string, args []any, notFound, what string) (Space, error) {
-	sp, err := scanSpace(s.db.QueryRowContext(ctx, query, args...))
+	sp, err := scanSpace(prepared{s: s}.QueryRowContext(ctx, query, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Space{}, fault.New(fault.NotFound, notFound, what)
 	}

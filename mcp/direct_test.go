@@ -1,0 +1,106 @@
+package mcp_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/littlebitlabs/minimal/mcp"
+)
+
+// TestDirectParity: every request the direct road of the HTTP face answers
+// gets the same status, Content-Type and bytes as mcp-go gives it, and a
+// request the direct road leaves alone (other methods, broken rules, the
+// handshake era) is still answered by mcp-go.
+func TestDirectParity(t *testing.T) {
+	g := newGateway(t, time.Hour)
+	sid := g.start(g.agent)
+	read := map[string]any{"type": "mi", "schema": "app", "table": "notes", "page_size": 5, "page_number": 0, "query": map[string]any{"oy": "title.as"}}
+	type request struct {
+		name    string
+		headers map[string]string
+		body    string
+		direct  bool // the direct road answers it
+	}
+	tool := func(name, id string, args any, session string) request {
+		params := map[string]any{"name": name, "_meta": meta()}
+		if args != nil {
+			params["arguments"] = args
+		}
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": "tools/call", "params": params})
+		h := map[string]string{"MCP-Protocol-Version": modern, "Mcp-Method": "tools/call", "Mcp-Name": name, "LB-Access-Token": g.agent}
+		if session != "" {
+			h[mcp.SessionHeader] = session
+		}
+		return request{name: name + " " + id, headers: h, body: string(b), direct: true}
+	}
+	cases := []request{
+		tool("auto_read_rows", "1", read, sid),                // rows with "&" in a value: HTML escaping
+		tool("auto_read_rows", `"req-7"`, read, sid),          // a string id
+		tool("auto_read_rows", "9007199254740993", read, sid), // an id past float64's integers
+		tool("auto_read_rows", "2", map[string]any{"type": "mi", "schema": "app", "table": "nope", "page_size": 1, "page_number": 0}, sid),
+		tool("auto_read_rows", "3", map[string]any{"type": "mi", "schema": "app", "table": "notes", "page_size": 1, "page_number": 0, "bogus": 1}, sid),
+		tool("auto_read_rows", "4", read, ""),                   // no session: a refusal
+		tool("meta_list_tables", "5", nil, sid),                 // no arguments
+		tool("meta_list_databases", "6", map[string]any{}, sid), // an empty object
+		tool("help", "7", nil, ""),                              // no session needed
+		tool("list", "8", map[string]any{"table": "notes", "order_by": []any{map[string]any{"field": "title"}}}, sid), // mini-app text
+		tool("info", "9", map[string]any{}, sid),    // mini-app refusal text
+		tool("reload", "10", map[string]any{}, sid), // a JSON-RPC error from a handler
+		tool("no_such_tool", "11", map[string]any{}, sid),
+		tool("auto_read_rows", "null", read, sid), // not a request id
+		tool("auto_read_rows", "1.5", read, sid),
+	}
+	for i := len(cases) - 3; i < len(cases); i++ {
+		cases[i].direct = false // unknown tool, id null, id 1.5
+	}
+	mismatch := tool("meta_list_databases", "12", map[string]any{}, sid)
+	mismatch.headers["Mcp-Name"] = "help"
+	noName := tool("meta_list_databases", "13", map[string]any{}, sid)
+	delete(noName.headers, "Mcp-Name")
+	legacy := tool("meta_list_databases", "14", map[string]any{}, sid)
+	legacy.headers["MCP-Protocol-Version"] = "2025-06-18"
+	legacy.body = `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"meta_list_databases","arguments":{}}}`
+	wrongType := tool("meta_list_databases", "15", map[string]any{}, sid)
+	wrongType.headers["Content-Type"] = "text/plain"
+	for _, c := range []*request{&mismatch, &noName, &legacy, &wrongType} {
+		c.direct = false
+	}
+	cases = append(cases, mismatch, noName, legacy, wrongType,
+		request{name: "tools/list", headers: map[string]string{"MCP-Protocol-Version": modern, "Mcp-Method": "tools/list", "LB-Access-Token": g.agent},
+			body: rpcBody("tools/list", map[string]any{"_meta": meta()})})
+
+	type answer struct {
+		status int
+		ctype  string
+		body   []byte
+	}
+	do := func(r request) answer {
+		rep := g.post(r.headers, r.body)
+		return answer{rep.status, rep.header.Get("Content-Type"), rep.raw}
+	}
+	for _, c := range cases {
+		g.srv.SetDirect(true)
+		before := g.srv.DirectCalls()
+		direct := do(c)
+		if took := g.srv.DirectCalls() > before; took != c.direct {
+			t.Errorf("%s: answered by the direct road: %v, want %v", c.name, took, c.direct)
+		}
+		g.srv.SetDirect(false)
+		viaSDK := do(c)
+		if direct.status != viaSDK.status || direct.ctype != viaSDK.ctype || !bytes.Equal(direct.body, viaSDK.body) {
+			t.Errorf("%s:\ndirect %d %s %s\nmcp-go %d %s %s", c.name, direct.status, direct.ctype, direct.body, viaSDK.status, viaSDK.ctype, viaSDK.body)
+		}
+	}
+	g.srv.SetDirect(true)
+	// Both roads journal alike: each call once, its arguments first.
+	v := g.journal(sid)
+	seen := map[string]int{}
+	for _, c := range v.Calls {
+		seen[c.Tool]++
+	}
+	if seen["auto_read_rows"] < 8 || seen["reload"] != 2 {
+		t.Errorf("journal: %v", seen)
+	}
+}

@@ -1,0 +1,305 @@
+package miniapp
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/dialects/mi"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/query"
+)
+
+// EnvSnapshotRetention names the number of snapshot generations kept per
+// table (default DefaultSnapshotRetention).
+const EnvSnapshotRetention = "MINI_APP_SNAPSHOT_RETENTION"
+
+// DefaultSnapshotRetention is the retention without (or with an invalid)
+// MINI_APP_SNAPSHOT_RETENTION.
+const DefaultSnapshotRetention = 10
+
+func init() {
+	insertTools("row_materialize",
+		&Tool{Name: "data_snapshot", Action: query.Read,
+			Description: "Online SQLite snapshot of one or all tables to <scope_root>/_snapshots/<table>.<unix_secs>.db, keeping the newest MINI_APP_SNAPSHOT_RETENTION (default 10). table and scope (project|user) narrow the set; dry_run previews; upload pushes each snapshot to the MINI_APP_S3_* destination. Needs role admin.",
+			InputSchema: obj(`"scope":{"type":"string","description":"project or user."},"dry_run":{"type":"boolean"},"upload":{"type":"boolean"},` + tableProp),
+			run:         (*Service).snapshot})
+}
+
+// SnapshotRetention reads MINI_APP_SNAPSHOT_RETENTION through getenv: a
+// positive integer, else DefaultSnapshotRetention.
+func SnapshotRetention(getenv func(string) string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(getenv(EnvSnapshotRetention)))
+	if err != nil || n < 1 {
+		return DefaultSnapshotRetention
+	}
+	return n
+}
+
+func snapshotErr(msg string) *Error {
+	return newErr(fault.Unavailable, "SNAPSHOT_ERROR", nil, "snapshot error: %s", msg)
+}
+
+// snapTarget is a table to snapshot: its database file and scope.
+type snapTarget struct {
+	t           *target
+	scope, root string
+	db          string
+}
+
+// scopeOf places a table: the drop-in mode's user database is scope user,
+// its legacy pair sits in the directory of MINI_APP_SCHEMA (scope unknown);
+// every other mi database is scope project, rooted at its own directory.
+func (s *Service) scopeOf(t *target) snapTarget {
+	st := snapTarget{t: t, scope: SchemaProject, root: filepath.Dir(filepath.Dir(mi.SchemaPath(t.dir, t.table))), db: mi.DBPath(t.dir, t.table)}
+	if !s.cfg.Mounted {
+		return st
+	}
+	switch t.schema {
+	case SchemaUser:
+		st.scope = SchemaUser
+	case SchemaLegacy:
+		st.scope = "unknown"
+		if p, err := filepath.EvalSymlinks(mi.SchemaPath(t.dir, t.table)); err == nil {
+			st.root = filepath.Dir(p)
+		}
+		if p, err := filepath.EvalSymlinks(st.db); err == nil {
+			st.db = p
+		}
+	}
+	return st
+}
+
+func (s *Service) snapshot(ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error) {
+	var a struct {
+		tableArgs
+		Scope  *string `json:"scope"`
+		DryRun bool    `json:"dry_run"`
+		Upload bool    `json:"upload"`
+	}
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	env := s.envOf()
+	// The upload configuration is checked before anything is written.
+	var up *S3Config
+	if a.Upload {
+		var err error
+		if up, err = S3ConfigFrom(env); err != nil {
+			return "", err
+		}
+	}
+	if err := requireAdmin(p, "data_snapshot"); err != nil {
+		return "", err
+	}
+	var ts []*target
+	if a.Table != "" {
+		t, err := s.resolve(ctx, p, a.Table, a.Schema)
+		if err != nil {
+			return "", err
+		}
+		ts = []*target{t}
+	} else {
+		all, err := s.tables(ctx, p)
+		if err != nil {
+			return "", err
+		}
+		for _, t := range all {
+			if a.Schema == "" || t.schema == a.Schema {
+				ts = append(ts, t)
+			}
+		}
+	}
+	if a.Scope != nil && *a.Scope != SchemaProject && *a.Scope != SchemaUser {
+		return "", snapshotErr(fmt.Sprintf("unrecognised scope '%s': expected 'project' or 'user'", *a.Scope))
+	}
+	var targets []snapTarget
+	for _, t := range ts {
+		st := s.scopeOf(t)
+		if a.Scope != nil && st.scope != *a.Scope {
+			continue
+		}
+		// The pipeline decides whether the caller may read the table.
+		probe := t.plan(p, query.Read)
+		probe.Columns, probe.Limit = []string{"id"}, 1
+		if _, err := s.read(ctx, p, probe); err != nil {
+			return "", err
+		}
+		targets = append(targets, st)
+	}
+	sort.SliceStable(targets, func(i, j int) bool { return targets[i].t.table < targets[j].t.table })
+	retention := SnapshotRetention(env)
+
+	if a.DryRun {
+		names := []string{}
+		counts, purge := map[string]int64{}, map[string]int{}
+		for _, st := range targets {
+			n, err := rowCount(ctx, st.db)
+			if err != nil {
+				return "", snapshotErr(fmt.Sprintf("row_count failed for table '%s': %s", st.t.table, err))
+			}
+			names = append(names, st.t.table)
+			counts[st.t.table] = n
+			purge[st.t.table] = max(len(generations(st.root, st.t.table))-retention, 0)
+		}
+		sort.Strings(names)
+		return compact(map[string]any{"dry_run": true, "affects": map[string]any{
+			"target_tables": names, "row_counts": counts, "would_purge_generations": purge}})
+	}
+
+	type snapped struct {
+		Scope        string `json:"scope"`
+		SnapshotPath string `json:"snapshot_path"`
+		Table        string `json:"table"`
+		UnixSecs     *int64 `json:"unix_secs"`
+	}
+	type purged struct {
+		Removed int    `json:"generations_removed"`
+		Table   string `json:"table"`
+	}
+	type uploaded struct {
+		Bytes int64  `json:"bytes"`
+		Key   string `json:"key"`
+		Table string `json:"table"`
+	}
+	type uploadErr struct {
+		Error string `json:"error"`
+		Table string `json:"table"`
+	}
+	out := struct {
+		Purged       []purged     `json:"purged"`
+		Snapshotted  []snapped    `json:"snapshotted"`
+		UploadErrors *[]uploadErr `json:"upload_errors,omitempty"`
+		Uploaded     *[]uploaded  `json:"uploaded,omitempty"`
+	}{Snapshotted: []snapped{}, Purged: []purged{}}
+	var ups []uploaded
+	var upErrs []uploadErr
+	for _, st := range targets {
+		path, secs, err := writeSnapshot(ctx, st.root, st.t.table, st.db)
+		if err != nil {
+			return "", err
+		}
+		out.Snapshotted = append(out.Snapshotted, snapped{st.scope, path, st.t.table, &secs})
+		if n := purgeSnapshots(st.root, st.t.table, retention); n > 0 {
+			out.Purged = append(out.Purged, purged{n, st.t.table})
+		}
+		if up != nil {
+			key := up.keyFor(filepath.Base(path))
+			if n, err := up.upload(ctx, path, key); err != nil {
+				upErrs = append(upErrs, uploadErr{err.Error(), st.t.table})
+			} else {
+				ups = append(ups, uploaded{n, key, st.t.table})
+			}
+		}
+	}
+	if up != nil {
+		if ups == nil {
+			ups = []uploaded{}
+		}
+		if upErrs == nil {
+			upErrs = []uploadErr{}
+		}
+		out.Uploaded, out.UploadErrors = &ups, &upErrs
+	}
+	return compact(out)
+}
+
+// rowCount counts a table file's rows, read-only.
+func rowCount(ctx context.Context, dbPath string) (int64, error) {
+	db, err := sql.Open("sqlite", "file:"+sqlitePath(dbPath)+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM rows").Scan(&n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+func sqlitePath(p string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(p))
+}
+
+// writeSnapshot copies the table file consistently while it stays open
+// and writable (VACUUM INTO, on a connection of its own) into
+// <root>/_snapshots/<table>.<unix_secs>.db, through a temporary file and
+// a rename.
+func writeSnapshot(ctx context.Context, root, table, dbPath string) (string, int64, error) {
+	dir := filepath.Join(root, "_snapshots")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", 0, snapshotErr("cannot create snapshot dir: " + errMsg(err))
+	}
+	db, err := sql.Open("sqlite", "file:"+sqlitePath(dbPath)+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		return "", 0, snapshotErr("cannot open source db: " + err.Error())
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	tmp, err := os.CreateTemp(dir, "."+table+".tmp-*")
+	if err != nil {
+		return "", 0, snapshotErr("cannot create snapshot file: " + errMsg(err))
+	}
+	name := tmp.Name()
+	tmp.Close()
+	os.Remove(name) // VACUUM INTO creates the file itself
+	defer os.Remove(name)
+	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", name); err != nil {
+		return "", 0, snapshotErr("sqlite backup failed: " + err.Error())
+	}
+	secs := time.Now().Unix()
+	path := filepath.Join(dir, fmt.Sprintf("%s.%d.db", table, secs))
+	if err := os.Rename(name, path); err != nil {
+		return "", 0, snapshotErr("cannot write snapshot: " + errMsg(err))
+	}
+	return path, secs, nil
+}
+
+// generations lists the unix_secs of a table's snapshots, newest first.
+func generations(root, table string) []int64 {
+	entries, err := os.ReadDir(filepath.Join(root, "_snapshots"))
+	if err != nil {
+		return nil
+	}
+	var out []int64
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), table+".")
+		if !ok || e.IsDir() {
+			continue
+		}
+		ts, ok := strings.CutSuffix(rest, ".db")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseUint(ts, 10, 63); err == nil {
+			out = append(out, int64(n))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] > out[j] })
+	return out
+}
+
+// purgeSnapshots removes a table's snapshots beyond the newest keep and
+// returns how many went.
+func purgeSnapshots(root, table string, keep int) int {
+	n := 0
+	gens := generations(root, table)
+	for i, ts := range gens {
+		if i < keep {
+			continue
+		}
+		if os.Remove(filepath.Join(root, "_snapshots", fmt.Sprintf("%s.%d.db", table, ts))) == nil {
+			n++
+		}
+	}
+	return n
+}

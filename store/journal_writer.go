@@ -1,0 +1,204 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"time"
+
+	"github.com/littlebitlabs/minimal/fault"
+)
+
+// The journal writer: every BeginCall and FinishCall of the process is
+// handed to one goroutine, which writes whatever has queued up in one
+// transaction and then answers each caller. A caller still returns only
+// once its entry is committed — the journal holds a call before the tool
+// runs — but sixteen concurrent calls cost one commit instead of sixteen,
+// and they no longer queue on the database's write lock one by one.
+
+// touchStep is the granularity of a session's LastSeenAt.
+const touchStep = time.Second
+
+// maxJournalBatch bounds the operations of one transaction.
+const maxJournalBatch = 64
+
+// journalOp is one BeginCall (begin) or FinishCall. The writer fills the
+// results and closes done.
+type journalOp struct {
+	begin bool
+	check func(Session) error
+	at    time.Time
+	entry JournalEntry
+	// results
+	session Session
+	err     error
+	done    chan struct{}
+}
+
+// errStoreClosed answers operations that arrive after Close.
+var errStoreClosed = fault.New(fault.Unavailable, "store: the control plane is closed")
+
+// journal queues op for the writer and waits for its outcome.
+func (s *Store) journal(ctx context.Context, op *journalOp) error {
+	op.done = make(chan struct{})
+	s.journalMu.RLock()
+	if s.journalClosed {
+		s.journalMu.RUnlock()
+		return errStoreClosed
+	}
+	select {
+	case s.journalQ <- op:
+	case <-ctx.Done():
+		s.journalMu.RUnlock()
+		return fault.Wrap(fault.Timeout, ctx.Err(), "store: journal call")
+	}
+	s.journalMu.RUnlock()
+	// Once queued, the operation is written whatever the caller does:
+	// waiting for it keeps the journal and the caller's view the same.
+	<-op.done
+	return op.err
+}
+
+// closeJournal stops the writer once it has written everything queued
+// (Close); later calls are refused.
+func (s *Store) closeJournal() {
+	s.journalMu.Lock()
+	if !s.journalClosed {
+		s.journalClosed = true
+		close(s.journalQ)
+	}
+	s.journalMu.Unlock()
+	<-s.journalDone
+}
+
+// runJournal is the writer goroutine; it ends when closeJournal has closed
+// the queue and the queue is drained.
+func (s *Store) runJournal() {
+	defer close(s.journalDone)
+	batch := make([]*journalOp, 0, maxJournalBatch)
+	for op := range s.journalQ {
+		batch = append(batch[:0], op)
+	fill:
+		for len(batch) < maxJournalBatch {
+			select {
+			case op, ok := <-s.journalQ:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, op)
+			default:
+				break fill
+			}
+		}
+		s.writeJournal(batch)
+		for _, op := range batch {
+			close(op.done)
+		}
+	}
+}
+
+// writeJournal writes a batch in one transaction. When the transaction
+// fails as a whole (the database went away, a deadlock on a shared
+// PostgreSQL store), each operation is tried again in a transaction of its
+// own, so that each gets its own outcome.
+func (s *Store) writeJournal(batch []*journalOp) {
+	ctx := context.WithoutCancel(s.closing)
+	if len(batch) > 1 {
+		err := s.record(ctx, "store: journal calls", func(tx *sql.Tx) error {
+			if err := s.lockSessions(ctx, tx, batch); err != nil {
+				return err
+			}
+			for _, op := range batch {
+				if err := s.applyJournal(ctx, prepared{s, tx}, op); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			return
+		}
+	}
+	for _, op := range batch {
+		op.err = nil
+		err := s.record(ctx, "store: journal call", func(tx *sql.Tx) error {
+			if err := s.lockSessions(ctx, tx, []*journalOp{op}); err != nil {
+				return err
+			}
+			return s.applyJournal(ctx, prepared{s, tx}, op)
+		})
+		if err != nil && op.err == nil {
+			op.err = err
+		}
+	}
+}
+
+// lockSessions takes, in the order of their ids (two replicas never wait
+// on each other in a circle), the row locks of the sessions that begin
+// calls, so that calls of one session take turns and never get the same
+// Seq. SQLite needs none: its write transactions are exclusive.
+func (s *Store) lockSessions(ctx context.Context, tx *sql.Tx, batch []*journalOp) error {
+	if s.dia.lockSession == "" {
+		return nil
+	}
+	var ids []string
+	for _, op := range batch {
+		if op.begin {
+			ids = append(ids, op.entry.SessionID)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range slices.Compact(ids) {
+		if _, err := (prepared{s, tx}).ExecContext(ctx, s.dia.lockSession, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyJournal writes op inside tx. A refusal of op alone — check's error,
+// an unknown session or entry — goes to op.err and writes nothing for op;
+// a database error is returned and fails the transaction.
+func (s *Store) applyJournal(ctx context.Context, tx prepared, op *journalOp) error {
+	e := &op.entry
+	if !op.begin {
+		res, err := tx.ExecContext(ctx, finishCall, e.Outcome, e.Message, e.Rows, int64(e.Duration), e.SessionID, e.Seq)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			op.err = fault.New(fault.NotFound, "journal entry %d of session %q not found", e.Seq, e.SessionID)
+		}
+		return nil
+	}
+	ss, err := oneSession(ctx, tx, e.SessionID)
+	if err != nil {
+		if fault.KindOf(err) == fault.NotFound {
+			op.err = err
+			return nil
+		}
+		return err
+	}
+	if err := op.check(ss); err != nil {
+		op.err = err
+		return nil
+	}
+	stamp := op.at.UnixNano()
+	// last_seen_at moves in steps of touchStep: a burst of calls writes it
+	// once, and an idle timeout is at most that much late.
+	if op.at.Sub(ss.LastSeenAt) >= touchStep || op.at.Before(ss.LastSeenAt) {
+		if _, err := tx.ExecContext(ctx, touchSession, stamp, e.SessionID); err != nil {
+			return err
+		}
+		ss.LastSeenAt = e.StartedAt
+	}
+	if err := tx.QueryRowContext(ctx, insertCall, e.SessionID, e.Tool, e.Arguments, stamp, e.SessionID).Scan(&e.Seq); err != nil {
+		return err
+	}
+	op.session = ss
+	return nil
+}

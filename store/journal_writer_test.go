@@ -1,0 +1,94 @@
+package store
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/littlebitlabs/minimal/fault"
+)
+
+func TestJournalConcurrent(t *testing.T) { eachBackend(t, testJournalConcurrent) }
+
+// testJournalConcurrent: calls begun at once from many goroutines, in two
+// sessions, share the writer's transactions and still get every Seq of
+// their session once, in 1..n; a refusing check, or an unknown session, in
+// the middle of a batch refuses that call alone; every outcome lands.
+func testJournalConcurrent(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "j")
+	var ids []string
+	for range 2 {
+		ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
+		ids = append(ids, ss.ID)
+	}
+	const perSession = 40
+	refuse := fault.New(fault.Invalid, "refused")
+	type got struct {
+		session string
+		seq     int64
+		err     error
+	}
+	out := make(chan got, 3*perSession)
+	var wg sync.WaitGroup
+	for i := range perSession {
+		for _, sid := range ids {
+			wg.Go(func() {
+				_, e, err := s.BeginCall(ctx, sid, time.Now(), func(Session) error { return nil }, "t", `{"i":1}`)
+				if err == nil {
+					err = s.FinishCall(ctx, sid, e.Seq, "ok", "", int64(i), time.Millisecond)
+				}
+				out <- got{sid, e.Seq, err}
+			})
+		}
+		wg.Go(func() {
+			_, _, err := s.BeginCall(ctx, ids[i%2], time.Now(), func(Session) error { return refuse }, "x", `{}`)
+			if !errors.Is(err, refuse) {
+				t.Errorf("refusing check: %v", err)
+			}
+		})
+		wg.Go(func() {
+			_, _, err := s.BeginCall(ctx, "00000000-0000-0000-0000-000000000000", time.Now(), func(Session) error { return nil }, "x", `{}`)
+			wantKind(t, err, fault.NotFound)
+		})
+	}
+	wg.Wait()
+	close(out)
+	seqs := map[string]map[int64]bool{}
+	for g := range out {
+		if g.err != nil {
+			t.Fatalf("call in %s: %v", g.session, g.err)
+		}
+		if seqs[g.session] == nil {
+			seqs[g.session] = map[int64]bool{}
+		}
+		if seqs[g.session][g.seq] {
+			t.Fatalf("seq %d of %s given twice", g.seq, g.session)
+		}
+		seqs[g.session][g.seq] = true
+	}
+	for _, sid := range ids {
+		j := must[[]JournalEntry](t)(s.Journal(ctx, sid))
+		if len(j) != perSession || len(seqs[sid]) != perSession {
+			t.Fatalf("session %s: %d entries, %d seqs, want %d", sid, len(j), len(seqs[sid]), perSession)
+		}
+		for k, e := range j {
+			if e.Seq != int64(k+1) || e.Tool != "t" || !e.Done || e.Outcome != "ok" {
+				t.Fatalf("entry %d: %+v", k, e)
+			}
+		}
+	}
+}
+
+// TestJournalClosed: a call begun after Close is refused, not left waiting.
+func TestJournalClosed(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "c")
+	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c"}))
+	s.Close()
+	_, _, err := s.BeginCall(ctx, ss.ID, time.Now(), func(Session) error { return nil }, "t", `{}`)
+	wantKind(t, err, fault.Unavailable)
+}

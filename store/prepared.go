@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+)
+
+// The hot paths of the store — the session journal, written twice per MCP
+// tool call, and the reads of the MCP credential layer — run prepared
+// statements: database/sql keeps each prepared on every connection that has
+// run it, so a statement is parsed once per connection instead of once per
+// call (with SQLite, parsing cost more than running).
+
+// hotQueries are prepared when the store opens: a transaction only uses
+// statements prepared before it began (preparing one needs a connection
+// of the pool, and a transaction waiting for one while holding the write
+// lock would stall every other writer).
+var hotQueries = []string{selectSession, touchSession, insertCall, finishCall}
+
+const (
+	selectSession = `SELECT ` + sessionCols + sessionFrom + ` WHERE s.id = ?`
+	touchSession  = `UPDATE sessions SET last_seen_at = ? WHERE id = ?`
+	// insertCall appends an entry with the session's next Seq.
+	insertCall = `INSERT INTO session_calls (session_id, seq, tool, arguments, started_at)
+SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ? FROM session_calls WHERE session_id = ? RETURNING seq`
+	finishCall = `UPDATE session_calls SET outcome = ?, message = ?, rows_count = ?, duration_ns = ?
+WHERE session_id = ? AND seq = ?`
+)
+
+// prepareHot prepares hotQueries and the dialect's session lock. One that
+// fails to prepare runs unprepared (and fails there, with its error).
+func (s *Store) prepareHot(ctx context.Context) {
+	for _, q := range append(slices.Clip(hotQueries), s.dia.lockSession) {
+		if q != "" {
+			_, _ = s.stmt(ctx, q)
+		}
+	}
+}
+
+// stmt returns the prepared statement of query, preparing it on first use.
+// It must not be called inside a transaction (see hotQueries).
+func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := s.stmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := s.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+// closeStmts closes the cached statements (Close).
+func (s *Store) closeStmts() {
+	s.stmts.Range(func(k, v any) bool {
+		v.(*sql.Stmt).Close()
+		s.stmts.Delete(k)
+		return true
+	})
+}
+
+// prepared is a querier running its statements through the store's
+// prepared statements, inside tx when it is set. A statement that cannot be
+// prepared runs unprepared, so its error is the one running it gives.
+type prepared struct {
+	s  *Store
+	tx *sql.Tx
+}
+
+func (p prepared) plain() querier {
+	if p.tx != nil {
+		return p.tx
+	}
+	return p.s.db
+}
+
+func (p prepared) bound(ctx context.Context, query string) *sql.Stmt {
+	if p.tx != nil {
+		if st, ok := p.s.stmts.Load(query); ok {
+			return p.tx.StmtContext(ctx, st.(*sql.Stmt))
+		}
+		return nil
+	}
+	st, err := p.s.stmt(ctx, query)
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
+func (p prepared) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := p.bound(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return p.plain().QueryRowContext(ctx, query, args...)
+}
+
+func (p prepared) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := p.bound(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return p.plain().QueryContext(ctx, query, args...)
+}
+
+func (p prepared) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := p.bound(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return p.plain().ExecContext(ctx, query, args...)
+}
