@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/littlebitlabs/minimal/auth"
@@ -251,6 +252,11 @@ func (e *Engine) auditOp(ctx context.Context, p *auth.Principal, action, object 
 		attrs = append(attrs, slog.String("request_id", rid))
 	}
 	e.log.LogAttrs(ctx, slog.LevelInfo, "audit", attrs...)
+	op := observe.Operation{Action: action, Object: object, Type: typeOf(object), Outcome: outcome, Rows: n, Failed: msg, Start: start, Stop: start.Add(d)}
+	if p != nil {
+		op.Identity = p.Identity
+	}
+	observe.RecordOperation(ctx, op)
 	if e.cfg.Audit == nil || p == nil {
 		return
 	}
@@ -259,6 +265,12 @@ func (e *Engine) auditOp(ctx context.Context, p *auth.Principal, action, object 
 		Face: face, Object: object, Action: action, Rows: n, Outcome: outcome, Message: msg,
 		RequestID: rid, Duration: d,
 	})
+}
+
+// typeOf is the database type of an object "type/schema/table".
+func typeOf(object string) string {
+	t, _, _ := strings.Cut(object, "/")
+	return t
 }
 
 // refused tells cfg.Refused of a refusal by a gate. tr is the explanation

@@ -8,9 +8,12 @@
 // Request ids travel in the context under chi's middleware.RequestIDKey,
 // so middleware.GetReqID and RequestID read the same value on both faces.
 // A W3C traceparent header sent by the caller is read and its trace id
-// logged; no spans are exported (see docs/operations.md).
+// logged. With tracing switched on by the OpenTelemetry environment
+// (StartTracing, trace.go), every request is a server span continuing that
+// trace and every data operation a span under it, exported over OTLP/HTTP.
 //
-// observe is a leaf: it imports the Prometheus client, chi's middleware
-// and the standard library, never a package of the project, so that engine
-// can read the request id and face from a context without a cycle.
+// observe is a leaf: it imports the Prometheus client, chi's middleware,
+// OpenTelemetry and the standard library, never a package of the project,
+// so that engine can read the request id and face from a context without a
+// cycle.
 package observe

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // routeUnmatched labels requests no route matched, so a scan of random
@@ -21,9 +22,11 @@ var quiet = map[string]bool{"/livez": true, "/readyz": true, "/metrics": true}
 // Middleware is the outermost layer of a face's handler. For every request
 // it sets the request id (the caller's X-Request-Id when well formed, else
 // a new one) in the context and on the answer, records the face and the
-// caller's W3C trace id in the context, and when the answer is done counts
-// it in the request series by route pattern and status and writes one JSON
-// log line ("request") with the request id.
+// caller's W3C trace id in the context (with tracing on, the trace id of
+// the request's server span, which continues the caller's), and when the
+// answer is done counts it in the request series by route pattern and
+// status, ends the span and writes one JSON log line ("request") with the
+// request id.
 //
 // The route is chi's route pattern when the middleware runs inside a chi
 // router (api uses it with r.Use), else the pattern of the http.ServeMux
@@ -37,6 +40,7 @@ func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) ht
 			if tid := traceIDFrom(r.Header.Get("traceparent")); tid != "" {
 				ctx = contextWithTrace(ctx, tid)
 			}
+			ctx, span := startServerSpan(ctx, propagation.HeaderCarrier(r.Header), r.Method, r.URL.Path, face, id)
 			w.Header().Set(RequestIDHeader, id)
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 			r2 := r.WithContext(ctx)
@@ -54,6 +58,7 @@ func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) ht
 				}
 				route := routeOf(r2)
 				d := time.Since(start)
+				endServerSpan(span, r.Method, route, status)
 				if m != nil {
 					m.inFlight.WithLabelValues(face).Dec()
 					m.requests.WithLabelValues(face, route, r.Method, strconv.Itoa(status)).Inc()

@@ -80,6 +80,21 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		log.Info("token file ready", "path", f)
 	}
 
+	stopTracing, tracing, err := observe.StartTracing(ctx, os.Getenv, version)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(tctx); err != nil {
+			log.Warn("trace spans not fully exported", "err", err)
+		}
+	}()
+	if tracing {
+		log.Info("tracing on: spans exported over OTLP/HTTP", "endpoint", firstSet(os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), "http://localhost:4318"))
+	}
+
 	var metrics *observe.Metrics
 	if *metricsOn {
 		metrics = observe.NewMetrics(version)
@@ -177,4 +192,14 @@ func mcpHandler(h http.Handler, ver *auth.Verifier, m *observe.Metrics, l *obser
 		return p.IdentityID
 	}
 	return observe.Middleware(observe.FaceMCP, m, log)(observe.RateLimit(l, identify)(h))
+}
+
+// firstSet returns the first of vs that is not empty.
+func firstSet(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
