@@ -13,18 +13,6 @@ import (
 	"github.com/littlebitlabs/minimal/store"
 )
 
-// miniToolAs calls a mini-app tool over HTTP with a token.
-func (g *gateway) miniToolAs(token, session, name string, args map[string]any) (string, bool) {
-	g.t.Helper()
-	r := g.call(token, session, "tools/call", map[string]any{"name": name, "arguments": args})
-	m := r.json(g.t)
-	res, ok := m["result"].(map[string]any)
-	if r.status != 200 || !ok {
-		g.t.Fatalf("%s: %d %s", name, r.status, r.raw)
-	}
-	return res["content"].([]any)[0].(map[string]any)["text"].(string), res["isError"] == true
-}
-
 // aliasFixture is the bootstrap gateway with the mi tables of the
 // contract's scenarios in the bootstrap's mi database "app": emo{text,
 // tags} with 3 rows, agg_one{tag, amount} with 3, multi_x with 2 and

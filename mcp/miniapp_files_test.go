@@ -30,19 +30,6 @@ import (
 	"github.com/littlebitlabs/minimal/store"
 )
 
-// filesTool calls a mini-app tool with a token and returns its text and
-// isError.
-func (g *gateway) filesTool(token, session, name string, args map[string]any) (string, bool) {
-	g.t.Helper()
-	r := g.call(token, session, "tools/call", map[string]any{"name": name, "arguments": args})
-	m := r.json(g.t)
-	res, ok := m["result"].(map[string]any)
-	if r.status != 200 || !ok {
-		g.t.Fatalf("%s: %d %s", name, r.status, r.raw)
-	}
-	return res["content"].([]any)[0].(map[string]any)["text"].(string), res["isError"] == true
-}
-
 type matFile struct {
 	Path   string  `json:"path"`
 	Bytes  int     `json:"bytes"`
@@ -280,7 +267,7 @@ func (g *gateway) reader() string {
 	_, tok := g.identity("reader", "mcp", []string{"reader"}, nil, auth.MintOptions{})
 	sid := g.start(tok)
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if _, isErr := g.filesTool(tok, sid, "list", map[string]any{"table": "notes"}); !isErr {
+		if _, isErr := g.miniToolAs(tok, sid, "list", map[string]any{"table": "notes"}); !isErr {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -297,7 +284,7 @@ func TestMaterializePermission(t *testing.T) {
 	tok := g.reader()
 	sid := g.start(tok)
 	dir := t.TempDir()
-	text, isErr := g.filesTool(tok, sid, "row_materialize", map[string]any{"table": "notes", "selector": map[string]any{"type": "by_filter",
+	text, isErr := g.miniToolAs(tok, sid, "row_materialize", map[string]any{"table": "notes", "selector": map[string]any{"type": "by_filter",
 		"filter": map[string]any{"type": "like", "field": "title", "pattern": "%"}}, "fields": map[string]any{"mode": "all"}, "format": "raw", "dest": dir})
 	if want := "row_materialize writes files on the server and needs role admin, got [reader]"; !isErr || text != want {
 		t.Fatalf("%v %q, want %q", isErr, text, want)
@@ -500,7 +487,7 @@ func TestSnapshotPermission(t *testing.T) {
 	g := newGateway(t, time.Minute)
 	tok := g.reader()
 	sid := g.start(tok)
-	text, isErr := g.filesTool(tok, sid, "data_snapshot", map[string]any{"table": "notes"})
+	text, isErr := g.miniToolAs(tok, sid, "data_snapshot", map[string]any{"table": "notes"})
 	if want := "data_snapshot writes files on the server and needs role admin, got [reader]"; !isErr || text != want {
 		t.Fatalf("%v %q, want %q", isErr, text, want)
 	}

@@ -10,10 +10,17 @@ import (
 	"github.com/littlebitlabs/minimal/store"
 )
 
-// miniTool calls a mini-app tool over HTTP and returns its text and isError.
+// miniTool calls a mini-app tool over HTTP as the bootstrap agent and
+// returns its text and isError.
 func (g *gateway) miniTool(session, name string, args map[string]any) (string, bool) {
 	g.t.Helper()
-	r := g.call(g.agent, session, "tools/call", map[string]any{"name": name, "arguments": args})
+	return g.miniToolAs(g.agent, session, name, args)
+}
+
+// miniToolAs calls a mini-app tool over HTTP with a token.
+func (g *gateway) miniToolAs(token, session, name string, args map[string]any) (string, bool) {
+	g.t.Helper()
+	r := g.call(token, session, "tools/call", map[string]any{"name": name, "arguments": args})
 	m := r.json(g.t)
 	res, ok := m["result"].(map[string]any)
 	if r.status != 200 || !ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,7 +168,7 @@ func getAlias(ctx context.Context, scopes []scope, name string) (*aliasRow, erro
 		if err == nil {
 			return &r, nil
 		}
-		if err != sql.ErrNoRows {
+		if !errors.Is(err, sql.ErrNoRows) {
 			return nil, storageErr(err)
 		}
 	}
