@@ -159,6 +159,19 @@ func coerceCond(c *query.Cond, t *dialects.Table) error {
 			return fault.New(fault.Invalid, "filter %q: like/ilike/li/rli need a text column, %q is %s", c.Column, c.Column, col.Kind)
 		}
 		return nil
+	case query.ArrayContains, query.ArrayNotContains:
+		// The value stays as the face typed it: an element of any kind.
+		if col.Kind != dialects.KindArray {
+			return fault.New(fault.Invalid, "filter %q: %s needs an array column, %q is %s", c.Column, c.Op, c.Column, col.Kind)
+		}
+		if len(c.Args) != 1 {
+			return fault.New(fault.Invalid, "filter %q: %s takes one value, got %d", c.Column, c.Op, len(c.Args))
+		}
+		switch c.Args[0].(type) {
+		case nil, []any, map[string]any:
+			return fault.New(fault.Invalid, "filter %q: %s needs a non-null scalar value", c.Column, c.Op)
+		}
+		return nil
 	}
 	switch col.Kind {
 	case dialects.KindJSON, dialects.KindArray, dialects.KindBytes:

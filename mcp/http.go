@@ -24,16 +24,29 @@ import (
 // method, the credential layer, the body limit and the handshake-era
 // version header; then mcp-go serves the JSON-RPC request.
 func (s *Server) Handler() http.Handler {
-	srv, handlers := s.build(false)
+	return s.httpFace(Path, false, func(r *http.Request) (*caller, error) {
+		p, err := s.credential(r)
+		if err != nil {
+			return nil, err
+		}
+		return &caller{p: p, session: r.Header.Get(SessionHeader)}, nil
+	})
+}
+
+// httpFace serves the tools of a transport (stdio: the set of an implicit
+// session) on POST path, admitting each request with who: the caller, or
+// the error the request is refused with.
+func (s *Server) httpFace(path string, stdio bool, who func(*http.Request) (*caller, error)) http.Handler {
+	srv, handlers := s.build(stdio)
 	rpc := mcpserver.NewStreamableHTTPServer(srv,
 		mcpserver.WithStateLess(true),
 		mcpserver.WithStreamableHTTPProtocolVersions(SupportedVersions...),
 		mcpserver.WithStreamableHTTPLogger(s.log),
 	)
 	mux := http.NewServeMux()
-	mux.Handle(Path, s.front(rpc, handlers))
+	mux.Handle(path, s.front(rpc, handlers, who))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeHTTPError(w, http.StatusNotFound, "NOT_FOUND", "no route for "+r.URL.Path+": the MCP endpoint is POST "+Path)
+		writeHTTPError(w, http.StatusNotFound, "NOT_FOUND", "no route for "+r.URL.Path+": the MCP endpoint is POST "+path)
 	})
 	return mux
 }
@@ -49,7 +62,7 @@ var statusOf = map[fault.Kind]int{
 	fault.Timeout:         http.StatusServiceUnavailable,
 }
 
-func (s *Server) front(next http.Handler, handlers map[string]mcpserver.ToolHandlerFunc) http.Handler {
+func (s *Server) front(next http.Handler, handlers map[string]mcpserver.ToolHandlerFunc, who func(*http.Request) (*caller, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if msg := rebinding(r); msg != "" {
 			s.log.Warn("mcp request refused: DNS rebinding protection", "host", r.Host, "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
@@ -61,7 +74,7 @@ func (s *Server) front(next http.Handler, handlers map[string]mcpserver.ToolHand
 			writeHTTPError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", r.Method+" is not served: send JSON-RPC requests with POST")
 			return
 		}
-		p, err := s.credential(r)
+		c, err := who(r)
 		if err != nil {
 			s.refuseHTTP(w, r, err)
 			return
@@ -80,7 +93,7 @@ func (s *Server) front(next http.Handler, handlers map[string]mcpserver.ToolHand
 		if unsupportedHandshakeVersion(w, r.Header, body) {
 			return
 		}
-		ctx := withCaller(r.Context(), &caller{p: p, session: r.Header.Get(SessionHeader)})
+		ctx := withCaller(r.Context(), c)
 		if s.direct(w, r, ctx, body, handlers) {
 			return
 		}

@@ -19,7 +19,8 @@ type listFilter struct {
 
 // toExpr validates a ListFilter against the table's schema (contract §4)
 // and translates it into the pipeline's expression tree. Values become
-// text, as the engine coerces them to the column's kind.
+// text, as the engine coerces them to the column's kind; an array_* element
+// keeps its JSON type.
 func (t *target) toExpr(raw json.RawMessage) (query.Expr, error) {
 	var f listFilter
 	d := json.NewDecoder(bytesReader(raw))
@@ -119,7 +120,17 @@ func (t *target) toExpr(raw json.RawMessage) (query.Expr, error) {
 		if typ != "array" {
 			return nil, validationErr(f.Field, fmt.Sprintf("'%s' filter requires an array field", f.Type))
 		}
-		return nil, validationErr(f.Field, fmt.Sprintf("'%s' is not served by the gateway yet", f.Type))
+		switch jsonType(f.Value) {
+		case "null", "array", "object":
+			return nil, validationErr(f.Field, "filter value must be a non-null scalar")
+		}
+		// The element keeps its JSON type (json.Number, string, bool): it is
+		// compared with the array's elements as they are stored.
+		op := query.ArrayContains
+		if f.Type == "array_not_contains" {
+			op = query.ArrayNotContains
+		}
+		return &query.Cond{Column: f.Field, Op: op, Args: []any{f.Value}}, nil
 	}
 	return nil, validationErr("filter", fmt.Sprintf("unknown filter type '%s'", f.Type))
 }

@@ -148,10 +148,11 @@ reload and resource reads fail as JSON-RPC errors.
 - {"type":"eq","field":"f","value":v} — v a scalar of the field's type
 - {"type":"in","field":"f","values":[…]} — non-empty
 - {"type":"like","field":"f","pattern":"%abc%"} — string fields, ASCII case-insensitive
+- {"type":"array_contains","field":"f","value":v} — array fields, v any non-null scalar
+- {"type":"array_not_contains","field":"f","value":v} — also matches rows where f is absent or null
 - {"type":"and"|"or","filters":[…]} — non-empty, nested freely
 
-Only schema fields you may see are accepted. array_contains and
-array_not_contains are not served by the gateway yet.
+Only schema fields you may see are accepted.
 `,
 	"order-by": `# order_by
 

@@ -47,6 +47,14 @@ const (
 	IsNotNull Op = "notnull"
 	IsTrue    Op = "istrue"
 	IsFalse   Op = "isfalse"
+	// ArrayContains is true when the array column holds an element equal
+	// to Args[0], one non-null scalar kept as the face typed it (string,
+	// bool or a number); the engine does not coerce it. Not in the REST
+	// grammar: mini-app's array_contains filter.
+	ArrayContains Op = "acontains"
+	// ArrayNotContains is the negation of ArrayContains, true too where the
+	// column is absent or null.
+	ArrayNotContains Op = "anotcontains"
 )
 
 // Expr is a boolean condition over one table's columns.

@@ -26,7 +26,8 @@ const usage = `minimal — data access gateway
 
 Usage:
   minimal serve   [--data-dir DIR] [--rest-addr ADDR] [--mcp-addr ADDR] [--session-idle 30m] [limits…]
-  minimal mcp     --stdio --token-file PATH
+  minimal mcp     --stdio --token-file PATH                     (a gateway identity over stdin/stdout)
+  minimal mcp     --stdio | --http [--bind 127.0.0.1:8484]      (mini-app-mcp drop-in: MINI_APP_* directories)
   minimal token   mint --identity NAME [--org O --project P] [--roles r1,r2] [--key-type -r--] [--ttl 24h]
   minimal token   revoke JTI | --token TOKEN | --token-file PATH
   minimal db      add|list|remove|test …

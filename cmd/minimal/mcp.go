@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -17,23 +21,37 @@ import (
 	"github.com/littlebitlabs/minimal/store"
 )
 
-// cmdMCP serves the MCP tools over stdin/stdout to a local agent. The HTTP
-// endpoint runs inside serve.
+// cmdMCP serves the MCP tools over stdin/stdout to a local agent, or, in
+// drop-in mode, over HTTP as mini-app-mcp --mcp-http does. The gateway's
+// HTTP endpoint runs inside serve.
 func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("mcp", stderr)
 	dataDir := dataDirFlag(fs)
-	stdio := fs.Bool("stdio", false, "serve JSON-RPC on stdin/stdout (required: the HTTP endpoint runs inside serve)")
-	tokenFile := fs.String("token-file", "", "file holding the access token of an mcp identity (required)")
+	stdio := fs.Bool("stdio", false, "serve JSON-RPC on stdin/stdout (the gateway's HTTP endpoint runs inside serve)")
+	httpMode := fs.Bool("http", false, "drop-in mode only: serve streamable HTTP at /mcp on --bind, as mini-app-mcp --mcp-http")
+	bind := fs.String("bind", "127.0.0.1:8484", "with --http: listen address; a non-loopback one needs MINI_APP_HTTP_TOKEN")
+	tokenFile := fs.String("token-file", "", "file holding the access token of an mcp identity (without it: drop-in mode)")
 	maxPage := fs.Int64("max-page-size", 10000, "largest page_size accepted")
 	stmtTimeout := fs.Duration("statement-timeout", 30*time.Second, "bound on every database statement")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if !*stdio {
-		return usagef("mcp: --stdio is required (the HTTP endpoint is served by 'minimal serve' on --mcp-addr)")
+	switch {
+	case *stdio && *httpMode:
+		return usagef("mcp: --stdio and --http exclude each other")
+	case *httpMode && *tokenFile != "":
+		return usagef("mcp: --http serves the drop-in mode only (no --token-file): the gateway's HTTP endpoint is served by 'minimal serve' on --mcp-addr")
+	case *httpMode:
+		bearer := os.Getenv("MINI_APP_HTTP_TOKEN")
+		if !mcp.Loopback(*bind) && bearer == "" {
+			return usagef("mcp: refusing to bind %s: not a loopback address; set MINI_APP_HTTP_TOKEN to require a bearer token on every request", *bind)
+		}
+		return dropIn(ctx, dropInHTTP{bind: *bind, bearer: bearer}, stdin, stdout, stderr, *maxPage, *stmtTimeout)
+	case !*stdio:
+		return usagef("mcp: --stdio or --http is required (the gateway's HTTP endpoint is served by 'minimal serve' on --mcp-addr)")
 	}
 	if *tokenFile == "" {
-		return dropIn(ctx, stdin, stdout, stderr, *maxPage, *stmtTimeout)
+		return dropIn(ctx, dropInHTTP{}, stdin, stdout, stderr, *maxPage, *stmtTimeout)
 	}
 	b, err := os.ReadFile(*tokenFile)
 	if err != nil {
@@ -64,12 +82,20 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return srv.ServeStdio(ctx, strings.TrimSpace(string(b)), stdin, stdout)
 }
 
+// dropInHTTP is the HTTP transport of drop-in mode: none (stdio) when bind
+// is empty.
+type dropInHTTP struct {
+	bind   string
+	bearer string
+}
+
 // dropIn serves mini-app-mcp's directories (MINI_APP_USER_DIR,
 // MINI_APP_PROJECT_DIR, or the legacy MINI_APP_SCHEMA + MINI_APP_DB, also
 // read from ./.mini-app-mcp.env) to one local user, as mini-app-mcp --mcp
-// does: a private, temporary control plane mounts them as mi databases and
-// the same tools run through the same pipeline, as role admin.
-func dropIn(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, maxPage int64, stmtTimeout time.Duration) error {
+// (or, with hc.bind, --mcp-http) does: a private, temporary control plane
+// mounts them as mi databases and the same tools run through the same
+// pipeline, as role admin.
+func dropIn(ctx context.Context, hc dropInHTTP, stdin io.Reader, stdout, stderr io.Writer, maxPage int64, stmtTimeout time.Duration) error {
 	log := newLogger(stderr)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -100,5 +126,38 @@ func dropIn(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, maxP
 	if err := srv.PrimeMiniApp(ctx, local.Token); err != nil {
 		return err
 	}
+	if hc.bind != "" {
+		return serveDropInHTTP(ctx, srv, local.Token, hc, log)
+	}
 	return srv.ServeStdio(ctx, local.Token, stdin, stdout)
+}
+
+// serveDropInHTTP serves srv's drop-in tools at mcp.LocalPath on hc.bind
+// until ctx is done (SIGINT, SIGTERM), then drains the requests in flight.
+func serveDropInHTTP(ctx context.Context, srv *mcp.Server, token string, hc dropInHTTP, log *slog.Logger) error {
+	h, end, err := srv.LocalHandler(ctx, mcp.LocalHTTP{Token: token, Bearer: hc.bearer})
+	if err != nil {
+		return err
+	}
+	defer end()
+	ln, err := net.Listen("tcp", hc.bind)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	log.Info("serving MCP", "addr", ln.Addr().String(), "path", mcp.LocalPath, "bearer", hc.bearer != "")
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
 }

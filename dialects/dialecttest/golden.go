@@ -40,6 +40,11 @@ var Cases = []Case{
 	{"read_in", read(cond("id", query.In, int64(1), int64(2), int64(3)), userCols...)},
 	{"read_not_in", read(cond("name", query.NotIn, "a,b", `"c"`), userCols...)},
 	{"read_in_empty", read(query.And{cond("id", query.In), cond("id", query.NotIn)}, userCols...)},
+	// mini-app's array filters: only mi renders them; the others refuse.
+	{"read_array_contains", read(query.And{
+		cond("tags", query.ArrayContains, "x"),
+		cond("tags", query.ArrayNotContains, int64(2)),
+	}, userCols...)},
 	{"read_between", read(cond("created", query.Between, "2024-01-01", "2024-12-31"), userCols...)},
 	{"read_null_tests", read(query.And{
 		cond("email", query.IsNull),

@@ -404,6 +404,28 @@ func (r *renderer) cond(c *query.Cond) error {
 		}
 		r.sb.WriteString("json_type(data, ?) = '" + word + "'")
 		r.args = append(r.args, jsonPath(c.Column))
+	case query.ArrayContains, query.ArrayNotContains:
+		// json_each over a missing or null field yields no row, so
+		// NOT EXISTS holds there too.
+		if err := want(1); err != nil {
+			return err
+		}
+		if isBuiltin(c.Column) {
+			return fault.New(fault.Invalid, "operator %s needs an array field, %q is a row column", c.Op, c.Column)
+		}
+		switch c.Args[0].(type) {
+		case []any, map[string]any, json.RawMessage:
+			return fault.New(fault.Invalid, "operator %s on column %q needs a scalar value", c.Op, c.Column)
+		}
+		v, err := bindValue(c, c.Args[0])
+		if err != nil {
+			return err
+		}
+		if c.Op == query.ArrayNotContains {
+			r.sb.WriteString("NOT ")
+		}
+		r.sb.WriteString("EXISTS (SELECT 1 FROM json_each(data, ?) WHERE value = ?)")
+		r.args = append(r.args, jsonPath(c.Column), v)
 	default:
 		return fault.New(fault.Unsupported, "operator %q is not supported on mi tables", c.Op)
 	}
