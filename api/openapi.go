@@ -404,7 +404,7 @@ func components() obj {
 	mask := obj{"type": "string", "pattern": "^[c-][r-][u-][d-]$", "description": "CRUD mask in create-read-update-delete order: crud, -r--, cr--, …"}
 	rule := object([]string{"object", "actions"}, obj{
 		"object":  str("Object pattern type[/schema[/table]], a glob per segment."),
-		"actions": obj{"type": "array", "minItems": 1, "items": obj{"type": "string", "enum": []string{"create", "read", "update", "delete"}}},
+		"actions": obj{"type": "array", "minItems": 1, "items": obj{"type": "string", "enum": []string{"create", "read", "update", "delete", "schema"}}},
 		"columns": strs("The only columns granted; absent grants every column."),
 		"effect":  obj{"type": "string", "enum": []string{"allow", "deny"}, "default": "allow"},
 	})

@@ -410,7 +410,7 @@ func TestToolsListFiltering(t *testing.T) {
 		if c.keyType == "-r--" && fmt.Sprint(mini[tok]) != "[alias_list alias_run content_view data_snapshot get info list query_aggregate reload row_materialize]" {
 			t.Errorf("-r-- lists mini-app tools %v", mini[tok])
 		}
-		if c.keyType == "crud" && len(mini[tok]) != 18 {
+		if c.keyType == "crud" && len(mini[tok]) != 22 {
 			t.Errorf("crud lists mini-app tools %v", mini[tok])
 		}
 		sid := g.start(tok)

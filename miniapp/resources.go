@@ -116,6 +116,10 @@ See docs://tools, docs://errors, docs://filters and docs://order-by.
 | update | id, data, table?, mode? merge/replace | RowRecord |
 | delete | id, table? | {"deleted": id} |
 | reload | — | {"mounted", "added", "removed"} |
+| schema_create | table, scope project/user, fields [{name, type, required?, description?}], title?, description?, dry_run? | {"created", "schema_path", "scope"} |
+| schema_update | same as schema_create (fields replace the old ones) | {"updated", "schema_path", "scope", "fields_added", "fields_removed", "fields_type_changed"} |
+| schema_delete | table, scope, dry_run? | {"deleted", "schema_path_removed", "db_file_retained", "scope"} |
+| schema_batch | ops [query (admin) / schema_create / schema_update / schema_delete / replace (admin)], dry_run? | {"committed", "ops_executed", "yaml_writes", "backups_written", "registry_rebuilt"} |
 | data_snapshot | table?, scope? project/user, dry_run?, upload? | {"snapshotted", "purged"} (role admin) |
 | row_materialize | selector by_id/by_filter, fields, format raw/markdown/json/yaml, dest (absolute), concat?, write_mode?, dry_run?, table? | {"count", "files":[{path, bytes, sha256, row_id}]} (role admin) |
 | alias_create | name, table? or sources?, filter or filter_template, params_schema?, aggregator?, limit?, description?, fields?, order_by?, scope? | {"created"} |

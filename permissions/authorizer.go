@@ -66,6 +66,7 @@ type roleRule struct {
 	actions query.Mask
 	columns []string
 	deny    bool
+	schema  bool // the rule lists store.ActionSchema
 }
 
 type scopeEntry struct {
@@ -150,14 +151,16 @@ func compile(p store.Policy) (*projectPolicy, error) {
 					return nil, err
 				}
 				var m query.Mask
+				schema := false
 				for _, act := range r.Actions {
 					bit, err := actionBit(act)
 					if err != nil {
 						return nil, err
 					}
 					m |= bit
+					schema = schema || act == store.ActionSchema
 				}
-				pp.rules = append(pp.rules, roleRule{role: b.Role, pattern: r.Object, actions: m, columns: r.Columns, deny: r.Effect == store.EffectDeny})
+				pp.rules = append(pp.rules, roleRule{role: b.Role, pattern: r.Object, actions: m, columns: r.Columns, deny: r.Effect == store.EffectDeny, schema: schema})
 			}
 		}
 	}
@@ -191,8 +194,47 @@ func actionBit(a string) (query.Mask, error) {
 		return query.MaskUpdate, nil
 	case "delete":
 		return query.MaskDelete, nil
+	case store.ActionSchema:
+		// No row access: only Permits answers for it.
+		return 0, nil
 	}
-	return 0, fault.New(fault.Invalid, "unknown action %q (create, read, update, delete)", a)
+	return 0, fault.New(fault.Invalid, "unknown action %q (create, read, update, delete, schema)", a)
+}
+
+// Permits runs the template gate (gate 2) alone for a named action, one of
+// the CRUD actions or store.ActionSchema, which is what the mini-app
+// schema_* tools check: the built-in admin role holds every action, and a
+// matching deny rule overrides every allow. roles must be sorted. Locks
+// and row scopes are not considered here.
+func (a *Authorizer) Permits(projectID string, roles []string, object, action string) (bool, error) {
+	a.mu.RLock()
+	st := a.st
+	a.mu.RUnlock()
+	if action == store.ActionSchema && contains(roles, AdminRole) {
+		// The built-in admin template lists the CRUD actions only; admin
+		// holds schema too, unless a deny rule takes it away.
+		return !st.deniesSchema(projectID, roles, object), nil
+	}
+	ok, err := st.enf.Enforce(strings.Join(roles, ","), projectID, object, action)
+	if err != nil {
+		return false, fault.Wrap(fault.Internal, err, "permission check failed")
+	}
+	return ok, nil
+}
+
+// deniesSchema reports whether a deny rule of one of the roles takes the
+// schema action on object.
+func (st *state) deniesSchema(projectID string, roles []string, object string) bool {
+	pp := st.projects[projectID]
+	if pp == nil {
+		return false
+	}
+	for _, r := range pp.rules {
+		if r.deny && r.schema && contains(roles, r.role) && Match(r.pattern, object) {
+			return true
+		}
+	}
+	return false
 }
 
 // Locks returns the locks of a project.

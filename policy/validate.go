@@ -203,9 +203,9 @@ func (f *File) checkRule(p *problems, what string, r Rule) {
 	seen := make(map[string]bool, len(r.Actions))
 	for _, a := range r.Actions {
 		switch a {
-		case store.ActionCreate, store.ActionRead, store.ActionUpdate, store.ActionDelete:
+		case store.ActionCreate, store.ActionRead, store.ActionUpdate, store.ActionDelete, store.ActionSchema:
 		default:
-			p.add(r.line, "%s: action %q is not one of create, read, update, delete", what, a)
+			p.add(r.line, "%s: action %q is not one of create, read, update, delete, schema", what, a)
 		}
 		if seen[a] {
 			p.add(r.line, "%s: action %q is listed twice", what, a)

@@ -20,6 +20,10 @@ const (
 	ActionRead   = "read"
 	ActionUpdate = "update"
 	ActionDelete = "delete"
+	// ActionSchema lets a role change a table's definition (the mini-app
+	// schema_* tools), on top of the create/update/delete right those
+	// tools also need. It grants no row access of its own.
+	ActionSchema = "schema"
 )
 
 // maxFilterLen bounds a scope filter; a filter is a handful of terms.
@@ -61,7 +65,7 @@ func (s *Store) Policy(ctx context.Context, projectID string) (Policy, error) {
 // Effect means allow.
 //
 // p is checked first, as a whole (fault.Invalid naming what is wrong):
-// names; actions among create, read, update, delete without repeats;
+// names; actions among create, read, update, delete, schema without repeats;
 // effects allow or deny; a column list, when given, non-empty and without
 // repeats; object and lock patterns of one to three '/'-separated non-empty
 // path.Match globs; masks of four CRUD characters; non-empty scope filters;
@@ -448,9 +452,9 @@ func normRule(r Rule) (Rule, error) {
 	seen := make(map[string]bool, len(r.Actions))
 	for _, a := range r.Actions {
 		switch a {
-		case ActionCreate, ActionRead, ActionUpdate, ActionDelete:
+		case ActionCreate, ActionRead, ActionUpdate, ActionDelete, ActionSchema:
 		default:
-			return Rule{}, fault.New(fault.Invalid, "action %q is not one of create, read, update, delete", a)
+			return Rule{}, fault.New(fault.Invalid, "action %q is not one of create, read, update, delete, schema", a)
 		}
 		if seen[a] {
 			return Rule{}, fault.New(fault.Invalid, "action %q is listed twice", a)
