@@ -58,7 +58,14 @@
 //     run the same SQL and the ratio is what the permission gates cost;
 //     and, in four such rounds each, gateway against direct on MariaDB and
 //     on ClickHouse. A failure there is reported on the dialect's line and
-//     fails the run at the end.
+//     fails the run at the end. Last in this step, in eight rounds, MCP
+//     against REST on the same gateway: auto_read_rows of the identity
+//     agent in one AI session (every call journaled) against the REST GET
+//     of the same page by the admin. The MCP answers are checked at the
+//     same cadence as REST's: on every answer the JSON-RPC envelope by byte
+//     scans and the page in its structuredContent by the byte scan above;
+//     on every 16th the envelope decoded, content[0].text compared with
+//     structuredContent, and the page decoded with its ids.
 //  5. Streaming: the gateway is restarted fresh, and the whole table is read
 //     once as CSV; restarted again, once as JSON. While each body is read
 //     and counted, /proc/PID/status VmRSS is sampled every 20 ms; VmHWM is

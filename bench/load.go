@@ -211,10 +211,11 @@ func runPhase(ctx context.Context, t *target, round string, concurrency int, dur
 			for k := 0; time.Now().Before(deadline) && ctx.Err() == nil; k++ {
 				pg := rng.IntN(len(t.urls))
 				t0 := time.Now()
-				err := fetch(ctx, t, pg, &body)
+				full := k%fullCheckEvery == 0
+				err := fetch(ctx, t, pg, &body, full)
 				lat := time.Since(t0)
 				if err == nil {
-					err = checkPage(body.Bytes(), pg, k%fullCheckEvery == 0, t.idAt)
+					err = checkPage(body.Bytes(), pg, full, t.idAt)
 				}
 				if err != nil {
 					if ctx.Err() != nil {
@@ -247,11 +248,12 @@ func runPhase(ctx context.Context, t *target, round string, concurrency int, dur
 	return p
 }
 
-// fetch GETs page pg into body (through MCP, the tool's answer text); any
-// status but 200 is an error.
-func fetch(ctx context.Context, t *target, pg int, body *bytes.Buffer) error {
+// fetch GETs page pg into body (through MCP, the tool's answer); any
+// status but 200 is an error. full asks MCP for the full check of the
+// JSON-RPC envelope (see mcpCall).
+func fetch(ctx context.Context, t *target, pg int, body *bytes.Buffer, full bool) error {
 	if t.mcp != nil {
-		return mcpCall(ctx, t, "auto_read_rows", t.mcp.bodies[pg], body)
+		return mcpCall(ctx, t, "auto_read_rows", t.mcp.bodies[pg], body, full)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.urls[pg], nil)
 	if err != nil {
@@ -329,7 +331,7 @@ func crossCheck(ctx context.Context, a, b *target, cols []string) error {
 	}
 	get := func(t *target) ([]map[string]any, error) {
 		var body bytes.Buffer
-		if err := fetch(ctx, t, pg, &body); err != nil {
+		if err := fetch(ctx, t, pg, &body, true); err != nil {
 			return nil, err
 		}
 		if err := checkPage(body.Bytes(), pg, true, t.idAt); err != nil {

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -68,7 +70,7 @@ func newMCPTarget(ctx context.Context, name, addr, token string, pid, concurrenc
 		return nil, err
 	}
 	var body bytes.Buffer
-	if err := mcpCall(ctx, t, "start_ai_session", start, &body); err != nil {
+	if err := mcpCall(ctx, t, "start_ai_session", start, &body, true); err != nil {
 		return nil, fmt.Errorf("start_ai_session: %w", err)
 	}
 	var started struct {
@@ -95,9 +97,16 @@ func newMCPTarget(ctx context.Context, name, addr, token string, pid, concurrenc
 }
 
 // mcpCall POSTs one tools/call request and leaves in body the tool's
-// answer, result.content[0].text; a JSON-RPC error, isError or any status
-// but 200 is an error.
-func mcpCall(ctx context.Context, t *target, tool string, reqBody []byte, body *bytes.Buffer) error {
+// answer; a JSON-RPC error, isError or any status but 200 is an error.
+//
+// With full, the envelope is decoded and the answer is
+// result.content[0].text, which must equal result.structuredContent. Else
+// — the checks' cadence is the REST side's: a byte scan on every answer, a
+// full decode on every fullCheckEvery-th — the envelope is checked by byte
+// scans and the answer is the structuredContent, cut out of the body (the
+// first unescaped "structuredContent" key: inside the escaped text a quote
+// is always escaped).
+func mcpCall(ctx context.Context, t *target, tool string, reqBody []byte, body *bytes.Buffer, full bool) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.mcp.url, bytes.NewReader(reqBody))
 	if err != nil {
 		return err
@@ -122,12 +131,29 @@ func mcpCall(ctx context.Context, t *target, tool string, reqBody []byte, body *
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("status %d: %.200s", resp.StatusCode, bytes.TrimSpace(body.Bytes()))
 	}
+	if !full {
+		b := bytes.TrimSpace(body.Bytes())
+		i := bytes.Index(b, structuredKey)
+		switch {
+		case !bytes.HasPrefix(b, rpcOpen) || !bytes.Contains(b, resultOpen):
+			return fmt.Errorf("not a JSON-RPC result: %.200s", b)
+		case bytes.Contains(b, isErrorTrue):
+			return fmt.Errorf("tool error: %.200s", b)
+		case i < 0 || !bytes.HasSuffix(b, []byte("}}")):
+			return fmt.Errorf("no structuredContent: %.200s", b)
+		}
+		answer := slices.Clone(b[i+len(structuredKey) : len(b)-2])
+		body.Reset()
+		body.Write(answer)
+		return nil
+	}
 	var env struct {
 		Result *struct {
 			Content []struct {
 				Text string `json:"text"`
 			} `json:"content"`
-			IsError bool `json:"isError"`
+			IsError    bool            `json:"isError"`
+			Structured json.RawMessage `json:"structuredContent"`
 		} `json:"result"`
 		Error *struct {
 			Code    int    `json:"code"`
@@ -144,11 +170,34 @@ func mcpCall(ctx context.Context, t *target, tool string, reqBody []byte, body *
 		return fmt.Errorf("no result content: %.200s", body.Bytes())
 	case env.Result.IsError:
 		return fmt.Errorf("tool error: %.200s", env.Result.Content[0].Text)
+	case env.Result.Structured != nil && !sameJSON(env.Result.Structured, []byte(env.Result.Content[0].Text)):
+		return fmt.Errorf("structuredContent differs from the text answer: %.200s", body.Bytes())
 	}
 	body.Reset()
 	body.WriteString(env.Result.Content[0].Text)
 	return nil
 }
+
+// sameJSON reports whether a and b are the same JSON value (numbers
+// compared as written).
+func sameJSON(a, b []byte) bool {
+	decode := func(raw []byte) (any, error) {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		var v any
+		return v, d.Decode(&v)
+	}
+	va, errA := decode(a)
+	vb, errB := decode(b)
+	return errA == nil && errB == nil && reflect.DeepEqual(va, vb)
+}
+
+var (
+	rpcOpen       = []byte(`{"jsonrpc":"2.0","id":`)
+	resultOpen    = []byte(`"result":{`)
+	isErrorTrue   = []byte(`"isError":true`)
+	structuredKey = []byte(`"structuredContent":`)
+)
 
 // mcpPhase compares MCP auto_read_rows with the REST GET of the same
 // pages on the running gateway.
