@@ -44,6 +44,16 @@ const Instructions = `Minimal serves the tables of your organization's databases
 Every call is journaled with its arguments before it runs: never put a secret in an argument.
 A result with isError true is a refusal: report its code and message (a permission refusal names your roles) and do not retry with other credentials.`
 
+// ImplicitSessionInstructions are the instructions of a transport with one
+// implicit session for the process (stdio, and drop-in mode's local HTTP):
+// no start_ai_session step, every call is journaled in that session.
+const ImplicitSessionInstructions = `Minimal serves the tables of your organization's databases through one permission pipeline.
+This process has one AI session for its lifetime: every call is journaled in it with its arguments before it runs, so never put a secret in an argument; no session header is needed.
+1. Find data with meta_list_databases, meta_list_tables {type, schema} and meta_describe_table {type, schema, table}; mini-app tables also answer info, list, get and the other mini-app tools.
+2. Read with auto_read_rows (always put an order in query.oy: without it the row order is the database's); write with auto_insert_rows, auto_update_rows and auto_delete_rows.
+3. meta_list_custom_apis lists the custom APIs your project defines for you; call them with call_api {uri, method, version, params}.
+A result with isError true is a refusal: report its code and message (a permission refusal names your roles) and do not retry with other credentials.`
+
 // Deps are what the MCP face talks to.
 type Deps struct {
 	Engine   *engine.Engine
@@ -113,6 +123,10 @@ func (s *Server) build(stdio bool) (*mcpserver.MCPServer, map[string]mcpserver.T
 			tools = append(tools, t)
 		}
 	}
+	instructions := Instructions
+	if stdio {
+		instructions = ImplicitSessionInstructions
+	}
 	hooks := &mcpserver.Hooks{}
 	// The handshake answers with a version it serves: one it does not know
 	// of is answered with the newest handshake version.
@@ -137,7 +151,7 @@ func (s *Server) build(stdio bool) (*mcpserver.MCPServer, map[string]mcpserver.T
 	})
 	srv := mcpserver.NewMCPServer("minimal", s.cfg.Version, append([]mcpserver.ServerOption{
 		mcpserver.WithToolCapabilities(false),
-		mcpserver.WithInstructions(Instructions),
+		mcpserver.WithInstructions(instructions),
 		mcpserver.WithHooks(hooks),
 	}, s.miniAppOptions()...)...)
 	handlers := map[string]mcpserver.ToolHandlerFunc{}

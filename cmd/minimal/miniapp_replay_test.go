@@ -1,0 +1,1180 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+)
+
+// TestReplayMiniApp replays mini-app-mcp's acceptance scenarios (the
+// contract's §8: stdio e2e 1–20, the content tools, history and the
+// server behaviours observable over the wire) against the real binary in
+// drop-in mode, once over stdio and once over HTTP, on a data directory
+// written by plain SQL and files in mini-app-mcp's layout. Each transport
+// gets its own directory and process; its scenarios run in order on it.
+func TestReplayMiniApp(t *testing.T) {
+	for _, tr := range replayTransports {
+		t.Run(tr.name, func(t *testing.T) {
+			e := newReplayEnv(t, tr)
+			for _, sc := range replayScenarios {
+				t.Run(sc.name, func(t *testing.T) { sc.run(t, e) })
+			}
+		})
+	}
+}
+
+// The tables of the replay directory, as mini-app-mcp users write them.
+const (
+	replayEmoYAML = `table: emo
+title: Emotions
+description: Short feelings with tags.
+fields:
+  - name: text
+    type: string
+    required: true
+    description: The feeling.
+  - name: tags
+    type: array
+`
+	replayNotesYAML = `table: notes
+fields:
+  - name: title
+    type: string
+    required: true
+  - name: body
+    type: string
+    description: Long text, edited with the content tools.
+  - name: tags
+    type: array
+`
+	replayPrefsYAML = `table: prefs
+fields:
+  - name: name
+    type: string
+    required: true
+  - name: nick
+    type: string
+  - name: score
+    type: number
+  - name: meta
+    type: object
+`
+	replayHistYAML = `table: hist
+history: full
+fields:
+  - name: title
+    type: string
+    required: true
+  - name: body
+    type: string
+`
+)
+
+func replayAggYAML(name string) string {
+	return "table: " + name + "\nfields:\n  - name: tag\n    type: string\n  - name: amount\n    type: number\n"
+}
+
+// replayTables are the directory names of the user dir's tables.
+var replayTables = []string{"agg_one", "emo", "hist", "multi_two", "notes", "prefs"}
+
+// histT0 is when the seeded history of hist's row starts.
+const histT0 = 1700000000
+
+type replayEnv struct {
+	tr         replayTransport
+	work, user string
+	env        []string
+	c          replayConn
+	ids        map[string]string // seeded rows by name
+	created    []string          // ids the scenarios created, in order
+}
+
+func newReplayEnv(t *testing.T, tr replayTransport) *replayEnv {
+	work := t.TempDir()
+	e := &replayEnv{tr: tr, work: work, user: filepath.Join(work, "user"), ids: map[string]string{}}
+	e.env = []string{"MINI_APP_USER_DIR=" + e.user, "MINI_APP_PROJECT_DIR=" + filepath.Join(work, "no-project")}
+	now := time.Now().Unix() - 3600
+	at := func(data string) seedEntry { return seedEntry{at: now, op: "create", data: data} }
+
+	db := plainTable(t, e.user, "emo", replayEmoYAML)
+	for i, d := range []string{`{"tags":["x"],"text":"hello"}`, `{"tags":["y"],"text":"world"}`, `{"tags":["x","y"],"text":"again"}`} {
+		e.ids[fmt.Sprintf("emo%d", i)] = plainRow(t, db, "emo", at(d))
+	}
+	db = plainTable(t, e.user, "agg_one", replayAggYAML("agg_one"))
+	for _, d := range []string{`{"amount":4,"tag":"a"}`, `{"amount":6,"tag":"a"}`, `{"amount":5,"tag":"b"}`} {
+		plainRow(t, db, "agg_one", at(d))
+	}
+	db = plainTable(t, e.user, "multi_two", replayAggYAML("multi_two"))
+	for _, d := range []string{`{"amount":1,"tag":"a"}`, `{"amount":2,"tag":"c"}`} {
+		plainRow(t, db, "multi_two", at(d))
+	}
+	db = plainTable(t, e.user, "notes", replayNotesYAML)
+	note := func(name, body string) {
+		e.ids[name] = plainRow(t, db, "notes", at(compactJSON(t, map[string]any{"title": name, "body": body, "tags": []string{"n"}})))
+	}
+	note("view", "one\ntwo\nthree")
+	note("uniq", "alpha beta\ngamma")
+	note("amb", "foo one\ntwo foo\nfoo")
+	note("cap", strings.TrimSuffix(strings.Repeat("x\n", 25), "\n"))
+	note("all", "a-b-c-d")
+	note("ins", "a\nb")
+	note("utf8", strings.Repeat("é", 15)+"aMARK"+strings.Repeat("日本", 12)+"\n"+strings.Repeat("日", 11)+"MARKé"+strings.Repeat("ü", 20))
+	note("long", strings.Repeat("The quick brown fox jumps over the lazy dog. ", 200))
+	plainTable(t, e.user, "prefs", replayPrefsYAML)
+	db = plainTable(t, e.user, "hist", replayHistYAML)
+	e.ids["hist"] = plainRow(t, db, "hist",
+		seedEntry{at: histT0, op: "create", data: `{"body":"v1","title":"first"}`},
+		seedEntry{at: histT0 + 100, op: "update", data: `{"body":"v2","title":"second"}`},
+		seedEntry{at: histT0 + 200, op: "update", data: `{"body":"v3","title":"third"}`})
+
+	e.c = tr.open(t, work, e.env, "2025-03-26")
+	return e
+}
+
+// call runs a tool: content[0].text, isError, or the JSON-RPC error. A
+// result must hold exactly one text content; a success's isError is absent
+// or false.
+func (e *replayEnv) call(t *testing.T, tool string, args map[string]any) (string, bool, *rpcError) {
+	t.Helper()
+	return replayCall(t, e.c, tool, args)
+}
+
+func replayCall(t *testing.T, c replayConn, tool string, args map[string]any) (string, bool, *rpcError) {
+	t.Helper()
+	params := map[string]any{"name": tool}
+	if args != nil {
+		params["arguments"] = args
+	}
+	raw, rerr := c.rpc(t, "tools/call", params)
+	if rerr != nil {
+		return "", false, rerr
+	}
+	var res struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError *bool `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil || len(res.Content) != 1 || res.Content[0].Type != "text" {
+		t.Fatalf("%s: result %s", tool, raw)
+	}
+	return res.Content[0].Text, res.IsError != nil && *res.IsError, nil
+}
+
+// ok calls a tool that must succeed and returns its text.
+func (e *replayEnv) ok(t *testing.T, tool string, args map[string]any) string {
+	t.Helper()
+	text, isErr, rerr := e.call(t, tool, args)
+	if rerr != nil || isErr {
+		t.Fatalf("%s %v: isError %v %q %v", tool, args, isErr, text, rerr)
+	}
+	return text
+}
+
+// okJSON calls a tool that must succeed and decodes its text.
+func (e *replayEnv) okJSON(t *testing.T, tool string, args map[string]any) any {
+	t.Helper()
+	text := e.ok(t, tool, args)
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		t.Fatalf("%s: not JSON: %s", tool, text)
+	}
+	return v
+}
+
+func (e *replayEnv) okObj(t *testing.T, tool string, args map[string]any) map[string]any {
+	t.Helper()
+	m, ok := e.okJSON(t, tool, args).(map[string]any)
+	if !ok {
+		t.Fatalf("%s: not an object", tool)
+	}
+	return m
+}
+
+func (e *replayEnv) okRows(t *testing.T, tool string, args map[string]any) []map[string]any {
+	t.Helper()
+	text := e.ok(t, tool, args)
+	var rs []map[string]any
+	if err := json.Unmarshal([]byte(text), &rs); err != nil {
+		t.Fatalf("%s: not an array of rows: %s", tool, text)
+	}
+	return rs
+}
+
+// fails calls a tool that must answer isError with a text containing want.
+func (e *replayEnv) fails(t *testing.T, tool string, args map[string]any, want string) string {
+	t.Helper()
+	text, isErr, rerr := e.call(t, tool, args)
+	if rerr != nil || !isErr || !strings.Contains(text, want) {
+		t.Fatalf("%s %v: isError %v %q %v; want isError containing %q", tool, args, isErr, text, rerr, want)
+	}
+	return text
+}
+
+// edit calls a content tool whose domain error is a successful result
+// {"error":kind,"data":…}; it returns kind and data.
+func (e *replayEnv) edit(t *testing.T, tool string, args map[string]any) (string, map[string]any) {
+	t.Helper()
+	m := e.okObj(t, tool, args)
+	kind, _ := m["error"].(string)
+	data, _ := m["data"].(map[string]any)
+	return kind, data
+}
+
+func (e *replayEnv) body(t *testing.T, name string) string {
+	t.Helper()
+	return e.okObj(t, "get", map[string]any{"table": "notes", "id": e.ids[name]})["data"].(map[string]any)["body"].(string)
+}
+
+func (e *replayEnv) toolList(t *testing.T) map[string]map[string]any {
+	t.Helper()
+	raw, rerr := e.c.rpc(t, "tools/list", map[string]any{})
+	if rerr != nil {
+		t.Fatalf("tools/list: %v", rerr)
+	}
+	var res struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]any{}
+	for _, x := range res.Tools {
+		out[x["name"].(string)] = x
+	}
+	return out
+}
+
+var uuid4RE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// checkRecord checks a RowRecord's shape: a UUIDv4 id and integer epoch
+// second timestamps.
+func checkRecord(t *testing.T, text string) map[string]any {
+	t.Helper()
+	var r map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(text), &r); err != nil || len(r) != 4 {
+		t.Fatalf("not a RowRecord: %s", text)
+	}
+	var id string
+	var data map[string]any
+	var created, updated int64
+	if json.Unmarshal(r["id"], &id) != nil || !uuid4RE.MatchString(id) || json.Unmarshal(r["data"], &data) != nil ||
+		json.Unmarshal(r["created_at"], &created) != nil || json.Unmarshal(r["updated_at"], &updated) != nil {
+		t.Fatalf("RowRecord fields: %s", text)
+	}
+	if now := time.Now().Unix(); created < 1e9 || created > now+5 || updated < created {
+		t.Fatalf("RowRecord timestamps: %s", text)
+	}
+	var m map[string]any
+	_ = json.Unmarshal([]byte(text), &m)
+	return m
+}
+
+func jsonEq(t *testing.T, what, got, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		t.Fatalf("%s: not JSON: %s", what, got)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Fatalf("%s:\n got %s\nwant %s", what, got, want)
+	}
+}
+
+var like = map[string]any{"type": "like", "field": "text", "pattern": "%"}
+
+// contractTools are the 22 tools of mini-app-mcp.
+var contractTools = []string{"info", "create", "get", "list", "update", "delete", "reload", "schema_create", "schema_update",
+	"schema_delete", "schema_batch", "data_snapshot", "row_materialize", "alias_create", "alias_list", "alias_run",
+	"alias_delete", "query_aggregate", "row_restore", "content_view", "content_replace", "content_insert"}
+
+type replayScenario struct {
+	name string
+	run  func(t *testing.T, e *replayEnv)
+}
+
+var replayScenarios = []replayScenario{
+	{"handshake", func(t *testing.T, e *replayEnv) {
+		for _, v := range []string{"2025-03-26", "2024-11-05"} {
+			c := e.c
+			if v != "2025-03-26" {
+				c = e.tr.open(t, e.work, e.env, v)
+			}
+			init := c.initResult()
+			got, _ := init["protocolVersion"].(string)
+			if v == "2025-03-26" && got != v || got == "" {
+				t.Errorf("initialize %s: protocolVersion %q", v, got)
+			}
+			caps, _ := init["capabilities"].(map[string]any)
+			if caps["tools"] == nil || caps["resources"] == nil {
+				t.Errorf("initialize %s: capabilities %v", v, caps)
+			}
+			if info, _ := init["serverInfo"].(map[string]any); info["name"] == "" || info["version"] == "" {
+				t.Errorf("initialize %s: serverInfo %v", v, info)
+			}
+			// The process has one implicit session: the instructions must
+			// not send the agent to start_ai_session, which is not offered.
+			if s, _ := init["instructions"].(string); s == "" || strings.Contains(s, "start_ai_session") || !strings.Contains(s, "one AI session") {
+				t.Errorf("initialize %s: instructions %q", v, s)
+			}
+			if text := replayMust(t, c, "info", map[string]any{"table": "emo"}); !strings.Contains(text, `"table": "emo"`) {
+				t.Errorf("info after the %s handshake: %s", v, text)
+			}
+		}
+		if e.tr.name == "http" {
+			// mcp-go's own client speaks to the same endpoint.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cl, err := dial(t, ctx, e.c.(*replayHTTP).url, nil)
+			if err != nil {
+				t.Fatalf("mcp-go initialize: %v", err)
+			}
+			if text, isErr := callText(t, ctx, cl, "get", map[string]any{"table": "emo", "id": e.ids["emo0"]}); isErr || !strings.Contains(text, `"text":"hello"`) {
+				t.Fatalf("mcp-go get: %v %s", isErr, text)
+			}
+			rl, err := cl.ListResources(ctx, mcpgo.ListResourcesRequest{})
+			if err != nil || len(rl.Resources) != 3*len(replayTables)+5 {
+				t.Fatalf("mcp-go resources/list: %v %v", err, rl)
+			}
+		}
+	}},
+	// e2e 1 and 2, and the unit test's 22 tools.
+	{"tools_list", func(t *testing.T, e *replayEnv) {
+		tools := e.toolList(t)
+		for _, n := range []string{"create", "update"} {
+			schema, _ := tools[n]["inputSchema"].(map[string]any)
+			props, _ := schema["properties"].(map[string]any)
+			if d, _ := props["data"].(map[string]any); d["type"] != "object" {
+				t.Errorf("%s: inputSchema.properties.data %v", n, props["data"])
+			}
+		}
+		var missing []string
+		for _, n := range contractTools {
+			if tools[n] == nil {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			t.Errorf("tools/list lacks %v of the contract's 22 tools", missing)
+		}
+		for _, n := range contractTools {
+			if schema, _ := tools[n]["inputSchema"].(map[string]any); tools[n] != nil && schema["type"] != "object" {
+				t.Errorf("%s: inputSchema %v", n, schema)
+			}
+		}
+	}},
+	{"annotations", func(t *testing.T, e *replayEnv) {
+		tools := e.toolList(t)
+		hint := func(tool, h string) any {
+			a, _ := tools[tool]["annotations"].(map[string]any)
+			return a[h]
+		}
+		want := []struct {
+			tool, hint string
+			v          bool
+		}{
+			{"delete", "destructiveHint", true}, {"delete", "idempotentHint", true},
+			{"create", "idempotentHint", false}, {"create", "readOnlyHint", false},
+			{"info", "readOnlyHint", true}, {"get", "readOnlyHint", true}, {"list", "readOnlyHint", true},
+			{"reload", "idempotentHint", false}, {"reload", "readOnlyHint", false},
+			{"update", "idempotentHint", true}, {"row_restore", "idempotentHint", true}, {"content_view", "readOnlyHint", true},
+			{"content_replace", "idempotentHint", false}, {"query_aggregate", "readOnlyHint", true},
+		}
+		for _, w := range want {
+			if got := hint(w.tool, w.hint); got != w.v {
+				t.Errorf("%s %s = %v, want %v", w.tool, w.hint, got, w.v)
+			}
+		}
+		for _, n := range contractTools {
+			if tools[n] != nil && hint(n, "openWorldHint") != false {
+				t.Errorf("%s openWorldHint %v", n, hint(n, "openWorldHint"))
+			}
+		}
+	}},
+	// e2e 3.
+	{"round_trip", func(t *testing.T, e *replayEnv) {
+		rec := checkRecord(t, e.ok(t, "create", map[string]any{"table": "emo", "data": map[string]any{"text": "round", "tags": []any{"r"}}}))
+		id := rec["id"].(string)
+		e.created = append(e.created, id)
+		if rec["created_at"] != rec["updated_at"] || !reflect.DeepEqual(rec["data"], map[string]any{"tags": []any{"r"}, "text": "round"}) {
+			t.Fatalf("create: %v", rec)
+		}
+		got := checkRecord(t, e.ok(t, "get", map[string]any{"table": "emo", "id": id}))
+		if !reflect.DeepEqual(got, rec) {
+			t.Fatalf("get %v, created %v", got, rec)
+		}
+		up := checkRecord(t, e.ok(t, "update", map[string]any{"table": "emo", "id": id, "data": map[string]any{"text": "round 2"}}))
+		if up["created_at"] != rec["created_at"] || !reflect.DeepEqual(up["data"], map[string]any{"tags": []any{"r"}, "text": "round 2"}) {
+			t.Fatalf("update: %v", up)
+		}
+		rs := e.okRows(t, "list", map[string]any{"table": "emo", "limit": 10})
+		if len(rs) != 4 || rs[0]["id"] != id {
+			t.Fatalf("list limit 10 (created_at DESC): %v", rs)
+		}
+		if rs := e.okRows(t, "list", map[string]any{"table": "emo", "limit": 2, "offset": 1}); len(rs) != 2 {
+			t.Fatalf("list limit 2 offset 1: %v", rs)
+		}
+		jsonEq(t, "delete", e.ok(t, "delete", map[string]any{"table": "emo", "id": id}), `{"deleted":"`+id+`"}`)
+		e.fails(t, "get", map[string]any{"table": "emo", "id": id}, "row not found: "+id)
+		e.fails(t, "delete", map[string]any{"table": "emo", "id": id}, "row not found: "+id)
+		// Id prefixes: a unique one resolves, an unknown one is NOT_FOUND
+		// as given, the empty one matches every row.
+		if got := checkRecord(t, e.ok(t, "get", map[string]any{"table": "emo", "id": e.ids["emo1"][:8]})); got["id"] != e.ids["emo1"] {
+			t.Fatalf("get by prefix: %v", got)
+		}
+		e.fails(t, "get", map[string]any{"table": "emo", "id": "zzzz"}, "row not found: zzzz")
+		e.fails(t, "get", map[string]any{"table": "emo", "id": ""}, "ambiguous id prefix '': 3 candidates")
+	}},
+	// e2e 4.
+	{"create_data_string", func(t *testing.T, e *replayEnv) {
+		text, isErr, rerr := e.call(t, "create", map[string]any{"table": "emo", "data": `{"text":"x"}`})
+		if rerr == nil && !isErr {
+			t.Fatalf("create with data as a string succeeded: %s", text)
+		}
+		if isErr && text != "validation error on field '(root)': value must be a JSON object" {
+			t.Fatalf("create with data as a string: %q", text)
+		}
+		e.fails(t, "create", map[string]any{"table": "emo", "data": map[string]any{"tags": []any{"a"}}}, "validation error on field 'text': required field missing")
+		e.fails(t, "create", map[string]any{"table": "emo", "data": map[string]any{"text": 5}}, "validation error on field 'text': expected type 'string', got 'number'")
+	}},
+	// e2e 5 and 6.
+	{"alias_lifecycle", func(t *testing.T, e *replayEnv) {
+		jsonEq(t, "alias_create", e.ok(t, "alias_create", map[string]any{"name": "all_emo", "table": "emo", "filter": like, "description": "every emo"}), `{"created":"all_emo"}`)
+		var listed []map[string]any
+		if err := json.Unmarshal([]byte(e.ok(t, "alias_list", map[string]any{})), &listed); err != nil || len(listed) != 1 {
+			t.Fatalf("alias_list: %v %v", listed, err)
+		}
+		jsonEq(t, "alias_list entry", compactJSON(t, listed[0]), `{"name":"all_emo","sources":{"kind":"single","value":"emo"},"aggregator":null,`+
+			`"filter":"{\"field\":\"text\",\"pattern\":\"%\",\"type\":\"like\"}","default_limit":null,"description":"every emo","params_schema":null,"fields":null,"order_by":null,"scope":"user"}`)
+		if rs := e.okRows(t, "alias_run", map[string]any{"name": "all_emo"}); len(rs) != 3 {
+			t.Fatalf("alias_run: %v", rs)
+		}
+		e.fails(t, "alias_create", map[string]any{"name": "all_emo", "table": "emo", "filter": like}, "alias already exists")
+		jsonEq(t, "alias_delete", e.ok(t, "alias_delete", map[string]any{"name": "all_emo"}), `{"deleted":"all_emo"}`)
+		e.fails(t, "alias_run", map[string]any{"name": "all_emo"}, "alias not found")
+		// Scopes: the default is User when no project dir is mounted; an
+		// explicit Project fails; delete works with the user scope only.
+		e.fails(t, "alias_create", map[string]any{"name": "proj", "table": "emo", "filter": like, "scope": "project"},
+			"alias_create: requested scope Project is not mounted on this server.")
+		jsonEq(t, "alias_create scope user", e.ok(t, "alias_create", map[string]any{"name": "usr", "table": "emo", "filter": like, "scope": "user"}), `{"created":"usr"}`)
+		if text := e.ok(t, "alias_list", map[string]any{"table": "emo"}); !strings.Contains(text, `"name":"usr"`) || !strings.Contains(text, `"scope":"user"`) {
+			t.Fatalf("alias_list: %s", text)
+		}
+		jsonEq(t, "alias_delete user", e.ok(t, "alias_delete", map[string]any{"name": "usr"}), `{"deleted":"usr"}`)
+		e.fails(t, "alias_delete", map[string]any{"name": "usr"}, "alias not found: usr")
+	}},
+	// e2e 7.
+	{"alias_limits", func(t *testing.T, e *replayEnv) {
+		e.ok(t, "alias_create", map[string]any{"name": "one_emo", "table": "emo", "filter": like, "limit": 1})
+		for _, c := range []struct {
+			args map[string]any
+			n    int
+		}{{map[string]any{}, 1}, {map[string]any{"limit": 3}, 3}, {map[string]any{"limit": 3, "offset": 2}, 1}} {
+			c.args["name"] = "one_emo"
+			if rs := e.okRows(t, "alias_run", c.args); len(rs) != c.n {
+				t.Fatalf("alias_run %v: %d rows, want %d", c.args, len(rs), c.n)
+			}
+		}
+	}},
+	// e2e 8 and 9.
+	{"alias_template", func(t *testing.T, e *replayEnv) {
+		e.ok(t, "alias_create", map[string]any{"name": "by_text", "table": "emo",
+			"filter_template": `{"type":"eq","field":"text","value":"{{ t }}"}`, "params_schema": []any{"t"}})
+		var listed []map[string]any
+		_ = json.Unmarshal([]byte(e.ok(t, "alias_list", map[string]any{"table": "emo"})), &listed)
+		var found bool
+		for _, a := range listed {
+			if a["name"] == "by_text" {
+				found = true
+				if a["params_schema"] == nil {
+					t.Fatalf("templated alias without params_schema: %v", a)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("alias_list: %v", listed)
+		}
+		rs := e.okRows(t, "alias_run", map[string]any{"name": "by_text", "params": map[string]any{"t": "world"}})
+		if len(rs) != 1 || rs[0]["data"].(map[string]any)["text"] != "world" {
+			t.Fatalf("templated run: %v", rs)
+		}
+		e.fails(t, "alias_run", map[string]any{"name": "by_text"}, "requires params")
+	}},
+	// e2e 10.
+	{"aggregate_single_count", func(t *testing.T, e *replayEnv) {
+		jsonEq(t, "count", e.ok(t, "query_aggregate", map[string]any{"sources": map[string]any{"kind": "single", "value": "agg_one"},
+			"aggregator": map[string]any{"kind": "count"}}), `{"kind":"count","value":3}`)
+		jsonEq(t, "sum", e.ok(t, "query_aggregate", map[string]any{"sources": map[string]any{"kind": "single", "value": "agg_one"},
+			"aggregator": map[string]any{"kind": "sum", "field": "amount"}}), `{"kind":"value","value":15}`)
+	}},
+	// e2e 11.
+	{"aggregate_multi_count", func(t *testing.T, e *replayEnv) {
+		jsonEq(t, "multi count", e.ok(t, "query_aggregate", map[string]any{"sources": map[string]any{"kind": "multi", "value": []any{"agg_one", "multi_two"}},
+			"aggregator": map[string]any{"kind": "count"}}), `{"kind":"count","value":5}`)
+	}},
+	// e2e 12.
+	{"aggregate_group_by", func(t *testing.T, e *replayEnv) {
+		jsonEq(t, "group_by", e.ok(t, "query_aggregate", map[string]any{"sources": map[string]any{"kind": "single", "value": "agg_one"},
+			"aggregator": map[string]any{"kind": "group_by", "by_field": "tag", "having": map[string]any{"type": "eq", "field": "tag", "value": "a"},
+				"inner": map[string]any{"kind": "sum", "field": "amount"}}}), `{"kind":"groups","value":[{"key":"a","count":2,"value":10}]}`)
+	}},
+	// e2e 13.
+	{"aggregate_unknown_source", func(t *testing.T, e *replayEnv) {
+		e.fails(t, "query_aggregate", map[string]any{"sources": map[string]any{"kind": "single", "value": "nope"},
+			"aggregator": map[string]any{"kind": "count"}}, "table not found")
+	}},
+	// e2e 14.
+	{"alias_multi_count", func(t *testing.T, e *replayEnv) {
+		e.ok(t, "alias_create", map[string]any{"name": "multi_count", "sources": map[string]any{"kind": "multi", "value": []any{"agg_one", "multi_two"}},
+			"aggregator": map[string]any{"kind": "count"}, "filter": map[string]any{"type": "like", "field": "tag", "pattern": "%"}})
+		jsonEq(t, "alias_run", e.ok(t, "alias_run", map[string]any{"name": "multi_count"}), `{"kind":"count","value":5}`)
+	}},
+	// e2e 15.
+	{"alias_pattern", func(t *testing.T, e *replayEnv) {
+		e.ok(t, "alias_create", map[string]any{"name": "agg_all", "sources": map[string]any{"kind": "pattern", "value": "agg*"},
+			"aggregator": map[string]any{"kind": "count"}, "filter": map[string]any{"type": "like", "field": "tag", "pattern": "%"}})
+		jsonEq(t, "alias_run", e.ok(t, "alias_run", map[string]any{"name": "agg_all"}), `{"kind":"count","value":3}`)
+	}},
+	// e2e 16.
+	{"alias_pattern_no_match", func(t *testing.T, e *replayEnv) {
+		e.ok(t, "alias_create", map[string]any{"name": "none_count", "sources": map[string]any{"kind": "pattern", "value": "zzz*"},
+			"aggregator": map[string]any{"kind": "count"}, "filter": map[string]any{"type": "eq", "field": "tag", "value": "x"}})
+		e.fails(t, "alias_run", map[string]any{"name": "none_count"}, "matched zero tables")
+	}},
+	// e2e 17.
+	{"alias_sources_and_table", func(t *testing.T, e *replayEnv) {
+		e.fails(t, "alias_create", map[string]any{"name": "both", "table": "emo", "sources": map[string]any{"kind": "single", "value": "emo"}, "filter": like},
+			"mutually exclusive")
+	}},
+	// e2e 18.
+	{"alias_stored_fields", func(t *testing.T, e *replayEnv) {
+		e.ok(t, "alias_create", map[string]any{"name": "texts", "table": "emo", "filter": like, "fields": map[string]any{"mode": "list", "fields": []any{"text"}}})
+		rs := e.okRows(t, "alias_run", map[string]any{"name": "texts"})
+		if len(rs) != 3 {
+			t.Fatalf("alias_run: %v", rs)
+		}
+		for _, r := range rs {
+			if d := r["data"].(map[string]any); len(d) != 1 || d["text"] == nil || r["id"] == nil {
+				t.Fatalf("stored fields not applied: %v", r)
+			}
+		}
+		// Runtime fields win over the stored ones.
+		rs = e.okRows(t, "alias_run", map[string]any{"name": "texts", "fields": map[string]any{"mode": "list", "fields": []any{"tags"}}})
+		if d := rs[0]["data"].(map[string]any); len(d) != 1 || d["tags"] == nil {
+			t.Fatalf("runtime fields: %v", rs)
+		}
+	}},
+	// e2e 19.
+	{"alias_full_data", func(t *testing.T, e *replayEnv) {
+		e.ok(t, "alias_create", map[string]any{"name": "full", "table": "emo", "filter": map[string]any{"type": "eq", "field": "text", "value": "again"}})
+		rs := e.okRows(t, "alias_run", map[string]any{"name": "full"})
+		if len(rs) != 1 || rs[0]["id"] != e.ids["emo2"] || !reflect.DeepEqual(rs[0]["data"], map[string]any{"tags": []any{"x", "y"}, "text": "again"}) {
+			t.Fatalf("alias_run: %v", rs)
+		}
+	}},
+	// e2e 20.
+	{"aggregate_empty_multi", func(t *testing.T, e *replayEnv) {
+		text := e.fails(t, "query_aggregate", map[string]any{"sources": map[string]any{"kind": "multi", "value": []any{}},
+			"aggregator": map[string]any{"kind": "count"}}, "aggregator error")
+		if !strings.Contains(text, "at least one") {
+			t.Fatalf("empty multi: %q", text)
+		}
+	}},
+
+	// Content tools.
+	{"content_view", func(t *testing.T, e *replayEnv) {
+		id := e.ids["view"]
+		view := func(r []any) string {
+			args := map[string]any{"table": "notes", "id": id, "field": "body"}
+			if r != nil {
+				args["view_range"] = r
+			}
+			return e.ok(t, "content_view", args)
+		}
+		jsonEq(t, "full", view(nil), `{"content":"     1  one\n     2  two\n     3  three\n"}`)
+		jsonEq(t, "range", view([]any{2, 3}), `{"content":"     2  two\n     3  three\n"}`)
+		jsonEq(t, "clamped", view([]any{2, 99}), `{"content":"     2  two\n     3  three\n"}`)
+		jsonEq(t, "beyond", view([]any{7, 9}), `{"content":""}`)
+		jsonEq(t, "inverted", view([]any{3, 1}), `{"content":""}`)
+		// A string field the row lacks is one empty line.
+		prefs := checkRecord(t, e.ok(t, "create", map[string]any{"table": "prefs", "data": map[string]any{"name": "nobody"}}))
+		jsonEq(t, "absent field", e.ok(t, "content_view", map[string]any{"table": "prefs", "id": prefs["id"], "field": "nick"}), `{"content":"     1  \n"}`)
+		e.ok(t, "delete", map[string]any{"table": "prefs", "id": prefs["id"]})
+		// A long text is shown whole.
+		m := e.okObj(t, "content_view", map[string]any{"table": "notes", "id": e.ids["long"], "field": "body"})
+		if c := m["content"].(string); len(c) != len("     1  ")+200*45+1 {
+			t.Fatalf("long view: %d bytes", len(c))
+		}
+	}},
+	{"content_replace_unique", func(t *testing.T, e *replayEnv) {
+		jsonEq(t, "replace", e.ok(t, "content_replace", map[string]any{"table": "notes", "id": e.ids["uniq"], "field": "body", "old_str": "beta", "new_str": "BETA"}), `{"matches":1}`)
+		if b := e.body(t, "uniq"); b != "alpha BETA\ngamma" {
+			t.Fatalf("body %q", b)
+		}
+	}},
+	{"content_string_not_found", func(t *testing.T, e *replayEnv) {
+		jsonEq(t, "not found", e.ok(t, "content_replace", map[string]any{"table": "notes", "id": e.ids["uniq"], "field": "body", "old_str": "zeta", "new_str": "x"}),
+			`{"error":"STRING_NOT_FOUND","data":{"code":"STRING_NOT_FOUND","field":"body"}}`)
+	}},
+	{"content_ambiguous", func(t *testing.T, e *replayEnv) {
+		kind, data := e.edit(t, "content_replace", map[string]any{"table": "notes", "id": e.ids["amb"], "field": "body", "old_str": "foo", "new_str": "bar"})
+		if kind != "AMBIGUOUS" || data["code"] != "AMBIGUOUS_MATCH" || data["matches"] != float64(3) ||
+			data["hint"] != "Pass view_range=[start,end] to scope, or replace_all=true to batch." {
+			t.Fatalf("ambiguous: %s %v", kind, data)
+		}
+		var pos []string
+		for _, c := range data["candidates"].([]any) {
+			c := c.(map[string]any)
+			pos = append(pos, fmt.Sprintf("%v:%v", c["line"], c["col"]))
+			if !strings.Contains(c["snippet"].(string), "foo") {
+				t.Fatalf("snippet %v", c)
+			}
+		}
+		if strings.Join(pos, " ") != "1:1 2:5 3:1" {
+			t.Fatalf("candidates at %v", pos)
+		}
+		if b := e.body(t, "amb"); b != "foo one\ntwo foo\nfoo" {
+			t.Fatalf("ambiguous replace changed the body: %q", b)
+		}
+	}},
+	{"content_view_range_scope", func(t *testing.T, e *replayEnv) {
+		jsonEq(t, "scoped", e.ok(t, "content_replace", map[string]any{"table": "notes", "id": e.ids["amb"], "field": "body", "old_str": "foo", "new_str": "bar",
+			"view_range": []any{2, 2}}), `{"matches":1}`)
+		if b := e.body(t, "amb"); b != "foo one\ntwo bar\nfoo" {
+			t.Fatalf("body %q", b)
+		}
+		// Outside the scope, nothing is found.
+		kind, _ := e.edit(t, "content_replace", map[string]any{"table": "notes", "id": e.ids["amb"], "field": "body", "old_str": "one", "new_str": "1", "view_range": []any{2, 3}})
+		if kind != "STRING_NOT_FOUND" {
+			t.Fatalf("scoped miss: %s", kind)
+		}
+		kind, data := e.edit(t, "content_replace", map[string]any{"table": "notes", "id": e.ids["amb"], "field": "body", "old_str": "foo", "new_str": "1", "view_range": []any{1, 3}})
+		if kind != "AMBIGUOUS" || data["matches"] != float64(2) {
+			t.Fatalf("scope 1-3: %s %v", kind, data)
+		}
+	}},
+	{"content_replace_all", func(t *testing.T, e *replayEnv) {
+		jsonEq(t, "replace_all", e.ok(t, "content_replace", map[string]any{"table": "notes", "id": e.ids["all"], "field": "body", "old_str": "-", "new_str": "+", "replace_all": true}), `{"matches":3}`)
+		if b := e.body(t, "all"); b != "a+b+c+d" {
+			t.Fatalf("body %q", b)
+		}
+	}},
+	{"content_ambiguous_capped", func(t *testing.T, e *replayEnv) {
+		kind, data := e.edit(t, "content_replace", map[string]any{"table": "notes", "id": e.ids["cap"], "field": "body", "old_str": "x", "new_str": "y"})
+		cands, _ := data["candidates"].([]any)
+		if kind != "AMBIGUOUS" || data["matches"] != float64(25) || len(cands) != 20 ||
+			data["hint"] != "Pass view_range=[start,end] to scope, or replace_all=true to batch. (showing first 20 of 25 matches)" {
+			t.Fatalf("capped: %s %v", kind, data)
+		}
+		if last := cands[19].(map[string]any); last["line"] != float64(20) || last["col"] != float64(1) {
+			t.Fatalf("20th candidate %v", last)
+		}
+	}},
+	{"content_insert", func(t *testing.T, e *replayEnv) {
+		id := e.ids["ins"]
+		jsonEq(t, "line 0", e.ok(t, "content_insert", map[string]any{"table": "notes", "id": id, "field": "body", "line": 0, "content": "top"}), `{"line":0,"inserted_lines":1}`)
+		if b := e.body(t, "ins"); b != "top\na\nb" {
+			t.Fatalf("after line 0: %q", b)
+		}
+		jsonEq(t, "last line", e.ok(t, "content_insert", map[string]any{"table": "notes", "id": id, "field": "body", "line": 3, "content": "end"}), `{"line":3,"inserted_lines":1}`)
+		if b := e.body(t, "ins"); b != "top\na\nb\nend" {
+			t.Fatalf("after last line: %q", b)
+		}
+		jsonEq(t, "middle", e.ok(t, "content_insert", map[string]any{"table": "notes", "id": id, "field": "body", "line": 1, "content": "mid"}), `{"line":1,"inserted_lines":1}`)
+		jsonEq(t, "beyond", e.ok(t, "content_insert", map[string]any{"table": "notes", "id": id, "field": "body", "line": 6, "content": "x"}),
+			`{"error":"OUT_OF_RANGE","data":{"code":"OUT_OF_RANGE","line":6,"total_lines":5}}`)
+		if b := e.body(t, "ins"); b != "top\nmid\na\nb\nend" {
+			t.Fatalf("body %q", b)
+		}
+	}},
+	{"content_type_error", func(t *testing.T, e *replayEnv) {
+		for _, tool := range []string{"content_view", "content_replace", "content_insert"} {
+			args := map[string]any{"table": "notes", "id": e.ids["view"], "field": "tags", "old_str": "n", "new_str": "m", "line": 0, "content": "x"}
+			jsonEq(t, tool, e.ok(t, tool, args), `{"error":"TYPE_ERROR","data":{"code":"TYPE_ERROR","field":"tags","actual_type":"array"}}`)
+		}
+		kind, data := e.edit(t, "content_view", map[string]any{"table": "notes", "id": e.ids["view"], "field": "nope"})
+		if kind != "ERROR" || data["code"] != "SCHEMA_ERROR" || !strings.HasPrefix(data["message"].(string), "schema parse error: ") {
+			t.Fatalf("unknown field: %s %v", kind, data)
+		}
+		kind, data = e.edit(t, "content_view", map[string]any{"table": "notes", "id": "ffffffff", "field": "body"})
+		if kind != "ERROR" || data["code"] != "NOT_FOUND" || data["message"] != "row not found: ffffffff" {
+			t.Fatalf("unknown row: %s %v", kind, data)
+		}
+		// Table resolution errors stay normal isError results.
+		e.fails(t, "content_view", map[string]any{"table": "nope", "id": e.ids["view"], "field": "body"}, "table not found: nope")
+		e.fails(t, "content_view", map[string]any{"id": e.ids["view"], "field": "body"}, "table argument is required in multi-table mode")
+	}},
+	{"content_inverted_range", func(t *testing.T, e *replayEnv) {
+		for _, r := range [][]any{{3, 1}, {0, 2}} {
+			kind, data := e.edit(t, "content_replace", map[string]any{"table": "notes", "id": e.ids["view"], "field": "body", "old_str": "two", "new_str": "2", "view_range": r})
+			if kind != "VALIDATION" || data["code"] != "VALIDATION_ERROR" {
+				t.Fatalf("view_range %v: %s %v", r, kind, data)
+			}
+		}
+		if b := e.body(t, "view"); b != "one\ntwo\nthree" {
+			t.Fatalf("body %q", b)
+		}
+	}},
+	{"content_empty_old_str", func(t *testing.T, e *replayEnv) {
+		kind, data := e.edit(t, "content_replace", map[string]any{"table": "notes", "id": e.ids["view"], "field": "body", "old_str": "", "new_str": "x"})
+		if kind != "VALIDATION" || data["code"] != "VALIDATION_ERROR" || !strings.Contains(data["message"].(string), "old_str") {
+			t.Fatalf("empty old_str: %s %v", kind, data)
+		}
+	}},
+	{"content_utf8_snippet", func(t *testing.T, e *replayEnv) {
+		kind, data := e.edit(t, "content_replace", map[string]any{"table": "notes", "id": e.ids["utf8"], "field": "body", "old_str": "MARK", "new_str": "m"})
+		if kind != "AMBIGUOUS" || data["matches"] != float64(2) {
+			t.Fatalf("utf8: %s %v", kind, data)
+		}
+		for _, c := range data["candidates"].([]any) {
+			c := c.(map[string]any)
+			s := c["snippet"].(string)
+			if !utf8.ValidString(s) || !strings.Contains(s, "MARK") || len(s) > 30+4+30+6 || len(s) < 40 {
+				t.Fatalf("snippet %q (%d bytes)", s, len(s))
+			}
+		}
+		// Columns are byte offsets + 1.
+		c0, c1 := data["candidates"].([]any)[0].(map[string]any), data["candidates"].([]any)[1].(map[string]any)
+		if c0["line"] != float64(1) || c0["col"] != float64(15*2+2) || c1["line"] != float64(2) || c1["col"] != float64(11*3+1) {
+			t.Fatalf("columns %v %v", c0, c1)
+		}
+	}},
+
+	// History.
+	{"history_restore_at", func(t *testing.T, e *replayEnv) {
+		id := e.ids["hist"]
+		for _, c := range []struct {
+			at    int64
+			title string
+		}{{histT0 + 150, "second"}, {histT0 + 100, "second"}, {histT0, "first"}, {histT0 + 99, "first"}, {histT0 + 5000, "third"}} {
+			rec := checkRecord(t, e.ok(t, "row_restore", map[string]any{"table": "hist", "id": id, "at_unix_secs": c.at}))
+			if rec["id"] != id || rec["data"].(map[string]any)["title"] != c.title || rec["created_at"] != float64(histT0) {
+				t.Fatalf("restore at %d: %v, want %s", c.at, rec, c.title)
+			}
+		}
+		// A live row's restore is an update entry holding the restored data.
+		var op, data string
+		var n int
+		db := plainDB(t, e.user, "hist")
+		if err := db.QueryRow(`SELECT op, data_json, (SELECT count(*) FROM _row_history WHERE row_id = ?1) FROM _row_history WHERE table_name = 'hist' AND row_id = ?1 ORDER BY version DESC LIMIT 1`, id).Scan(&op, &data, &n); err != nil {
+			t.Fatal(err)
+		}
+		if op != "update" || data != `{"body":"v3","title":"third"}` || n != 3+5 {
+			t.Fatalf("last history entry %s %s of %d", op, data, n)
+		}
+	}},
+	{"history_none_before_first", func(t *testing.T, e *replayEnv) {
+		id := e.ids["hist"]
+		e.fails(t, "row_restore", map[string]any{"table": "hist", "id": id, "at_unix_secs": histT0 - 1}, "row not found: "+id)
+		e.fails(t, "row_restore", map[string]any{"table": "hist", "id": uuid4(t), "at_unix_secs": time.Now().Unix()}, "row not found: ")
+		// row_restore does not resolve prefixes.
+		e.fails(t, "row_restore", map[string]any{"table": "hist", "id": id[:8], "at_unix_secs": time.Now().Unix()}, "row not found: "+id[:8])
+	}},
+	{"history_delete_restore", func(t *testing.T, e *replayEnv) {
+		rec := checkRecord(t, e.ok(t, "create", map[string]any{"table": "hist", "data": map[string]any{"title": "gone", "body": "soon"}}))
+		id := rec["id"].(string)
+		e.created = append(e.created, id)
+		// delete answers the id as passed, a prefix too.
+		jsonEq(t, "delete by prefix", e.ok(t, "delete", map[string]any{"table": "hist", "id": id[:13]}), `{"deleted":"`+id[:13]+`"}`)
+		e.fails(t, "get", map[string]any{"table": "hist", "id": id}, "row not found")
+		back := checkRecord(t, e.ok(t, "row_restore", map[string]any{"table": "hist", "id": id, "at_unix_secs": time.Now().Unix() + 5}))
+		if back["id"] != id || !reflect.DeepEqual(back["data"], map[string]any{"title": "gone", "body": "soon"}) || back["created_at"] != back["updated_at"] {
+			t.Fatalf("restore: %v", back)
+		}
+		if got := checkRecord(t, e.ok(t, "get", map[string]any{"table": "hist", "id": id})); !reflect.DeepEqual(got, back) {
+			t.Fatalf("get after restore %v", got)
+		}
+		if ops := historyOps(t, plainDB(t, e.user, "hist"), id); ops != "create,delete,create" {
+			t.Fatalf("history %s", ops)
+		}
+	}},
+
+	{"history_numbering_after_archive", func(t *testing.T, e *replayEnv) {
+		// A row whose versions 1–10 mini-app-mcp rolled into the archive:
+		// the next entry is version 12, after the raw version 11.
+		db := plainDB(t, e.user, "hist")
+		id := plainRow(t, db, "hist", seedEntry{at: histT0 + 300, op: "update", data: `{"body":"raw","title":"archived"}`})
+		if _, err := db.Exec(`UPDATE _row_history SET version = 11 WHERE row_id = ?`, id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO _row_history_archive (table_name, row_id, version_start, version_end, recorded_start, recorded_end, entry_count, blob) VALUES ('hist', ?, 1, 10, ?, ?, 10, x'00')`,
+			id, histT0, histT0+290); err != nil {
+			t.Fatal(err)
+		}
+		e.ok(t, "update", map[string]any{"table": "hist", "id": id, "data": map[string]any{"body": "next"}})
+		var v int
+		var op, data string
+		if err := db.QueryRow(`SELECT version, op, data_json FROM _row_history WHERE row_id = ? ORDER BY version DESC LIMIT 1`, id).Scan(&v, &op, &data); err != nil ||
+			v != 12 || op != "update" || data != `{"body":"next","title":"archived"}` {
+			t.Fatalf("entry after the archive: %d %s %s %v", v, op, data, err)
+		}
+		rec := checkRecord(t, e.ok(t, "row_restore", map[string]any{"table": "hist", "id": id, "at_unix_secs": histT0 + 301}))
+		if rec["data"].(map[string]any)["body"] != "raw" {
+			t.Fatalf("restore of the raw entry: %v", rec)
+		}
+	}},
+	{"history_off", func(t *testing.T, e *replayEnv) {
+		// One table (history: off) is still multi-table mode; list caps
+		// limit at 1000.
+		work := t.TempDir()
+		user := filepath.Join(work, "user")
+		db := plainTable(t, user, "quiet", "table: quiet\nhistory: off\nfields:\n  - name: n\n    type: number\n")
+		tx, err := db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 1005; i++ {
+			if _, err := tx.Exec(`INSERT INTO rows VALUES (?, ?, ?, ?)`, uuid4(t), fmt.Sprintf(`{"n":%d}`, i), histT0+i, histT0+i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		c := e.tr.open(t, work, []string{"MINI_APP_USER_DIR=" + user, "MINI_APP_PROJECT_DIR=" + filepath.Join(work, "none")}, "2025-03-26")
+		if text, isErr, rerr := replayCall(t, c, "info", map[string]any{}); !isErr || text != "table argument is required in multi-table mode" || rerr != nil {
+			t.Fatalf("info without table, one table: %v %q %v", isErr, text, rerr)
+		}
+		var rs []map[string]any
+		if err := json.Unmarshal([]byte(replayMust(t, c, "list", map[string]any{"table": "quiet", "limit": 5000})), &rs); err != nil || len(rs) != 1000 || rs[0]["created_at"] != float64(histT0+1004) {
+			t.Fatalf("list limit 5000: %d rows %v", len(rs), err)
+		}
+		if err := json.Unmarshal([]byte(replayMust(t, c, "list", map[string]any{"table": "quiet"})), &rs); err != nil || len(rs) != 100 {
+			t.Fatalf("list default limit: %d rows %v", len(rs), err)
+		}
+		rec := checkRecord(t, replayMust(t, c, "create", map[string]any{"table": "quiet", "data": map[string]any{"n": -1}}))
+		replayMust(t, c, "update", map[string]any{"table": "quiet", "id": rec["id"], "data": map[string]any{"n": -2}})
+		if text, isErr, _ := replayCall(t, c, "row_restore", map[string]any{"table": "quiet", "id": rec["id"], "at_unix_secs": time.Now().Unix() + 5}); !isErr || text != "row not found: "+rec["id"].(string) {
+			t.Fatalf("row_restore with history off: %v %q", isErr, text)
+		}
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM _row_history`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("history off: %d entries %v", n, err)
+		}
+	}},
+	{"argument_errors", func(t *testing.T, e *replayEnv) {
+		// A missing required key or a wrong JSON type is a JSON-RPC error;
+		// unknown keys are ignored.
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+			want string
+		}{
+			{"get", map[string]any{"table": "emo"}, "missing field `id`"},
+			{"content_view", map[string]any{"table": "notes", "id": e.ids["view"]}, "missing field `field`"},
+			{"info", map[string]any{"table": 1}, "invalid params"},
+			{"list", map[string]any{"table": "emo", "limit": "ten"}, "invalid params"},
+		} {
+			text, isErr, rerr := e.call(t, c.tool, c.args)
+			if rerr == nil || !strings.Contains(rerr.Message, c.want) {
+				t.Errorf("%s %v: %v %q %v, want a JSON-RPC error %q", c.tool, c.args, isErr, text, rerr, c.want)
+			}
+		}
+		if text := e.ok(t, "info", map[string]any{"table": "emo", "bogus": true}); !strings.Contains(text, `"table": "emo"`) {
+			t.Fatalf("info with an unknown key: %s", text)
+		}
+	}},
+
+	// Server behaviours.
+	{"update_merge", func(t *testing.T, e *replayEnv) {
+		rec := checkRecord(t, e.ok(t, "create", map[string]any{"table": "prefs", "data": map[string]any{"name": "ann", "nick": "a", "score": 1, "meta": map[string]any{"x": 1, "y": 2}}}))
+		id := rec["id"].(string)
+		e.ids["prefs"] = id
+		merge := func(data map[string]any) map[string]any {
+			t.Helper()
+			return checkRecord(t, e.ok(t, "update", map[string]any{"table": "prefs", "id": id, "data": data}))["data"].(map[string]any)
+		}
+		if d := merge(map[string]any{"score": 2}); !reflect.DeepEqual(d, map[string]any{"name": "ann", "nick": "a", "score": float64(2), "meta": map[string]any{"x": float64(1), "y": float64(2)}}) {
+			t.Fatalf("absent keys kept: %v", d)
+		}
+		if d := merge(map[string]any{"nick": nil}); len(d) != 3 || d["nick"] != nil {
+			t.Fatalf("null deletes an optional field: %v", d)
+		}
+		e.fails(t, "update", map[string]any{"table": "prefs", "id": id, "data": map[string]any{"name": nil}}, "required field cannot be deleted via null")
+		e.fails(t, "update", map[string]any{"table": "prefs", "id": id, "data": map[string]any{"score": "high"}}, "validation error on field 'score': expected type 'number', got 'string'")
+		if d := merge(map[string]any{"meta": map[string]any{"z": 3}}); !reflect.DeepEqual(d["meta"], map[string]any{"z": float64(3)}) {
+			t.Fatalf("nested object replaced: %v", d)
+		}
+		e.fails(t, "update", map[string]any{"table": "prefs", "id": "ffffffff", "data": map[string]any{"score": 1}}, "row not found: ffffffff")
+	}},
+	{"update_replace", func(t *testing.T, e *replayEnv) {
+		id := e.ids["prefs"]
+		text := e.ok(t, "update", map[string]any{"table": "prefs", "id": id, "mode": "replace", "data": map[string]any{"name": "bob", "score": 7}})
+		if !strings.Contains(text, `"data":{"name":"bob","score":7}`) {
+			t.Fatalf("replace: %s", text)
+		}
+		e.fails(t, "update", map[string]any{"table": "prefs", "id": id, "mode": "replace", "data": map[string]any{"score": 7}}, "validation error on field 'name': required field missing")
+		var data string
+		if err := plainDB(t, e.user, "prefs").QueryRow(`SELECT data FROM rows WHERE id = ?`, id).Scan(&data); err != nil || data != `{"name":"bob","score":7}` {
+			t.Fatalf("stored %q %v", data, err)
+		}
+	}},
+	{"projection", func(t *testing.T, e *replayEnv) {
+		sel := map[string]any{"mode": "list", "fields": []any{"text"}}
+		got := checkRecord(t, e.ok(t, "get", map[string]any{"table": "emo", "id": e.ids["emo0"], "fields": sel}))
+		if !reflect.DeepEqual(got["data"], map[string]any{"text": "hello"}) {
+			t.Fatalf("get projected: %v", got)
+		}
+		for _, r := range e.okRows(t, "list", map[string]any{"table": "emo", "fields": sel}) {
+			if d := r["data"].(map[string]any); len(d) != 1 || r["created_at"] == nil {
+				t.Fatalf("list projected: %v", r)
+			}
+		}
+		// A listed field the row lacks comes back null.
+		p := checkRecord(t, e.ok(t, "get", map[string]any{"table": "prefs", "id": e.ids["prefs"], "fields": map[string]any{"mode": "list", "fields": []any{"name", "nick"}}}))
+		if !reflect.DeepEqual(p["data"], map[string]any{"name": "bob", "nick": nil}) {
+			t.Fatalf("missing listed field: %v", p)
+		}
+		if got := checkRecord(t, e.ok(t, "get", map[string]any{"table": "emo", "id": e.ids["emo0"], "fields": map[string]any{"mode": "all"}})); len(got["data"].(map[string]any)) != 2 {
+			t.Fatalf("mode all: %v", got)
+		}
+		bad := map[string]any{"mode": "list", "fields": []any{"nope"}}
+		e.fails(t, "get", map[string]any{"table": "emo", "id": e.ids["emo0"], "fields": bad}, "allowed in field projection")
+		e.fails(t, "list", map[string]any{"table": "emo", "fields": bad}, "allowed in field projection")
+		e.fails(t, "alias_run", map[string]any{"name": "full", "fields": bad}, "allowed in field projection")
+		// Filters: only schema fields.
+		e.fails(t, "list", map[string]any{"table": "emo", "filter": map[string]any{"type": "eq", "field": "nope", "value": "x"}},
+			"validation error on field 'nope': unknown field 'nope' — only schema-registered fields are allowed in filter")
+		rs := e.okRows(t, "list", map[string]any{"table": "emo", "filter": map[string]any{"type": "array_contains", "field": "tags", "value": "y"},
+			"order_by": []any{map[string]any{"field": "text", "direction": "asc"}}})
+		if len(rs) != 2 || rs[0]["data"].(map[string]any)["text"] != "again" || rs[1]["data"].(map[string]any)["text"] != "world" {
+			t.Fatalf("array_contains ordered: %v", rs)
+		}
+	}},
+	{"multi_table_errors", func(t *testing.T, e *replayEnv) {
+		for _, tool := range []string{"info", "list", "create", "get"} {
+			text := e.fails(t, tool, map[string]any{"id": e.ids["emo0"], "data": map[string]any{"text": "x"}}, "table argument is required in multi-table mode")
+			if text != "table argument is required in multi-table mode" {
+				t.Fatalf("%s: %q", tool, text)
+			}
+			if text := e.fails(t, tool, map[string]any{"table": "nope", "id": e.ids["emo0"], "data": map[string]any{"text": "x"}}, "table not found: nope"); text != "table not found: nope" {
+				t.Fatalf("%s: %q", tool, text)
+			}
+		}
+	}},
+	{"info", func(t *testing.T, e *replayEnv) {
+		text := e.ok(t, "info", map[string]any{"table": "emo"})
+		if !strings.Contains(text, "\n  \"table\": \"emo\"") {
+			t.Fatalf("info is not pretty-printed: %s", text)
+		}
+		jsonEq(t, "info", text, `{"table":"emo","title":"Emotions","description":"Short feelings with tags.","fields":[`+
+			`{"name":"text","type":"string","required":true,"description":"The feeling."},{"name":"tags","type":"array","required":false,"description":null}],"dump":null,"history":"full"}`)
+		jsonEq(t, "info agg_one", e.ok(t, "info", map[string]any{"table": "agg_one"}), `{"table":"agg_one","title":null,"description":null,"fields":[`+
+			`{"name":"tag","type":"string","required":false,"description":null},{"name":"amount","type":"number","required":false,"description":null}],"dump":null,"history":"full"}`)
+	}},
+	{"resources", func(t *testing.T, e *replayEnv) {
+		names := replayResources(t, e.c)
+		if len(names) != 3*len(replayTables)+5 {
+			t.Fatalf("resources of %d tables: %d %v", len(replayTables), len(names), names)
+		}
+		// A user dir with 2 tables: 11 resources.
+		work := t.TempDir()
+		user := filepath.Join(work, "user")
+		plainTable(t, user, "emo", replayEmoYAML)
+		plainTable(t, user, "notes", replayNotesYAML)
+		two := e.tr.open(t, work, []string{"MINI_APP_USER_DIR=" + user, "MINI_APP_PROJECT_DIR=" + filepath.Join(work, "none")}, "2025-03-26")
+		names = replayResources(t, two)
+		want := []string{"Docs: errors", "Docs: filters", "Docs: order-by", "Docs: quickstart", "Docs: tools",
+			"JSON Schema (emo)", "JSON Schema (notes)", "Schema JSON (emo)", "Schema JSON (notes)", "Schema YAML (emo)", "Schema YAML (notes)"}
+		if len(names) != 11 {
+			t.Fatalf("2 tables: %d resources %v", len(names), names)
+		}
+		sort.Strings(names)
+		if !reflect.DeepEqual(names, want) {
+			t.Errorf("resource names %v, want %v", names, want)
+		}
+		read := func(c replayConn, uri string) (map[string]any, *rpcError) {
+			raw, rerr := c.rpc(t, "resources/read", map[string]any{"uri": uri})
+			if rerr != nil {
+				return nil, rerr
+			}
+			var res struct {
+				Contents []map[string]any `json:"contents"`
+			}
+			if err := json.Unmarshal(raw, &res); err != nil || len(res.Contents) != 1 {
+				t.Fatalf("resources/read %s: %s", uri, raw)
+			}
+			return res.Contents[0], nil
+		}
+		y, rerr := read(e.c, "schema://yaml?table=emo")
+		if rerr != nil || y["text"] != replayEmoYAML || y["mimeType"] != "application/yaml" {
+			t.Fatalf("schema://yaml: %v %v", y, rerr)
+		}
+		j, rerr := read(e.c, "schema://json?table=emo")
+		if rerr != nil || j["uri"] != "schema://json?table=emo" || j["mimeType"] != "application/json" {
+			t.Fatalf("schema://json: %v %v", j, rerr)
+		}
+		jsonEq(t, "schema://json", j["text"].(string), e.ok(t, "info", map[string]any{"table": "emo"}))
+		js, rerr := read(e.c, "schema://json-schema?table=emo")
+		if rerr != nil || js["mimeType"] != "application/schema+json" {
+			t.Fatalf("schema://json-schema: %v %v", js, rerr)
+		}
+		jsonEq(t, "json-schema", js["text"].(string), `{"$schema":"http://json-schema.org/draft-07/schema#","title":"emo","type":"object",`+
+			`"properties":{"text":{"type":"string"},"tags":{"type":"array"}},"required":["text"],"additionalProperties":true}`)
+		if d, rerr := read(e.c, "docs://quickstart"); rerr != nil || d["mimeType"] != "text/markdown" || !strings.Contains(d["text"].(string), "TABLE_REQUIRED") {
+			t.Fatalf("docs://quickstart: %v %v", d, rerr)
+		}
+		for _, uri := range []string{"schema://json", "schema://yaml"} {
+			if _, rerr := read(e.c, uri); rerr == nil || !strings.Contains(rerr.Message, "table argument is required in multi-table mode") {
+				t.Fatalf("%s without table in multi mode: %v", uri, rerr)
+			}
+		}
+		if _, rerr := read(e.c, "schema://json?table=nope"); rerr == nil || !strings.Contains(rerr.Message, "table not found: nope") {
+			t.Fatalf("schema://json of an unknown table: %v", rerr)
+		}
+		if _, rerr := read(e.c, "nope://x"); rerr == nil || rerr.Code != -32002 {
+			t.Fatalf("unknown URI: %v", rerr)
+		}
+	}},
+	{"reload", func(t *testing.T, e *replayEnv) {
+		jsonEq(t, "reload unchanged", e.ok(t, "reload", nil), fmt.Sprintf(`{"mounted":%d,"added":[],"removed":[]}`, len(replayTables)))
+		// Tables written by plain files while the server runs.
+		db := plainTable(t, e.user, "later", "table: later\nfields:\n  - name: n\n    type: number\n    required: true\n")
+		seeded := plainRow(t, db, "later", seedEntry{at: time.Now().Unix(), op: "create", data: `{"n":41}`})
+		plainTable(t, e.user, "also", "table: also\nfields:\n  - name: s\n    type: string\n")
+		jsonEq(t, "reload added", e.ok(t, "reload", map[string]any{}), fmt.Sprintf(`{"mounted":%d,"added":["also","later"],"removed":[]}`, len(replayTables)+2))
+		if got := checkRecord(t, e.ok(t, "get", map[string]any{"table": "later", "id": seeded})); got["data"].(map[string]any)["n"] != float64(41) {
+			t.Fatalf("seeded row of the new table: %v", got)
+		}
+		if rec := checkRecord(t, e.ok(t, "create", map[string]any{"table": "later", "data": map[string]any{"n": 42}})); rec["data"].(map[string]any)["n"] != float64(42) {
+			t.Fatalf("create in the new table: %v", rec)
+		}
+		if names := replayResources(t, e.c); len(names) != 3*(len(replayTables)+2)+5 {
+			t.Fatalf("resources after reload: %d", len(names))
+		}
+		// Removing a yaml unmounts its table; the db file stays.
+		for _, n := range []string{"also", "later"} {
+			if err := os.Remove(filepath.Join(e.user, n, "schema.yaml")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		jsonEq(t, "reload removed", e.ok(t, "reload", map[string]any{}), fmt.Sprintf(`{"mounted":%d,"added":[],"removed":["also","later"]}`, len(replayTables)))
+		e.fails(t, "list", map[string]any{"table": "later"}, "table not found: later")
+		if _, err := os.Stat(filepath.Join(e.user, "later", "later.db")); err != nil {
+			t.Fatalf("db of the removed table: %v", err)
+		}
+	}},
+	{"legacy_pair", func(t *testing.T, e *replayEnv) {
+		work := t.TempDir()
+		plainTable(t, work, "diary", "table: diary\ntitle: Diary\nfields:\n  - name: text\n    type: string\n    required: true\n")
+		env := []string{"MINI_APP_USER_DIR=" + filepath.Join(work, "empty-user"), "MINI_APP_PROJECT_DIR=" + filepath.Join(work, "none"),
+			"MINI_APP_SCHEMA=" + filepath.Join(work, "diary", "schema.yaml"), "MINI_APP_DB=" + filepath.Join(work, "diary", "diary.db")}
+		c := e.tr.open(t, work, env, "2024-11-05")
+		if text := replayMust(t, c, "info", map[string]any{}); !strings.Contains(text, `"title": "Diary"`) {
+			t.Fatalf("legacy info without table: %s", text)
+		}
+		rec := checkRecord(t, replayMust(t, c, "create", map[string]any{"data": map[string]any{"text": "dear diary"}}))
+		if got := checkRecord(t, replayMust(t, c, "get", map[string]any{"id": rec["id"]})); got["id"] != rec["id"] {
+			t.Fatalf("legacy get: %v", got)
+		}
+		if names := replayResources(t, c); len(names) != 8 {
+			t.Fatalf("legacy resources: %d %v", len(names), names)
+		}
+		raw, rerr := c.rpc(t, "resources/read", map[string]any{"uri": "schema://yaml"})
+		if rerr != nil || !strings.Contains(string(raw), "Diary") {
+			t.Fatalf("legacy schema://yaml without table: %s %v", raw, rerr)
+		}
+		var data string
+		if err := plainDB(t, work, "diary").QueryRow(`SELECT data FROM rows WHERE id = ?`, rec["id"]).Scan(&data); err != nil || data != `{"text":"dear diary"}` {
+			t.Fatalf("legacy row %q %v", data, err)
+		}
+	}},
+	// After the writes, the files are still in the contract's layout.
+	{"layout_after_writes", func(t *testing.T, e *replayEnv) {
+		for _, table := range replayTables {
+			db := plainDB(t, e.user, table)
+			rows, err := db.Query(`SELECT id, data, typeof(created_at), typeof(updated_at), created_at <= updated_at FROM rows`)
+			if err != nil {
+				t.Fatalf("%s: %v", table, err)
+			}
+			for rows.Next() {
+				var id, data, tc, tu string
+				var ordered bool
+				if err := rows.Scan(&id, &data, &tc, &tu, &ordered); err != nil {
+					t.Fatal(err)
+				}
+				var v map[string]any
+				if err := json.Unmarshal([]byte(data), &v); err != nil || compactJSON(t, v) != data || !uuid4RE.MatchString(id) || tc != "integer" || tu != "integer" || !ordered {
+					t.Errorf("%s row %s: data %q, timestamps %s %s", table, id, data, tc, tu)
+				}
+			}
+			rows.Close()
+			var bad, total int
+			if err := db.QueryRow(`SELECT count(*) FILTER (WHERE op NOT IN ('create','update','delete') OR typeof(recorded_at) != 'integer' OR typeof(version) != 'integer' OR table_name != ?), count(*) FROM _row_history`, table).Scan(&bad, &total); err != nil {
+				t.Fatal(err)
+			}
+			if bad != 0 || total == 0 && table != "prefs" {
+				t.Errorf("%s: %d of %d history entries out of the layout", table, bad, total)
+			}
+			// Every live row's last history entry holds its data.
+			var stale int
+			if err := db.QueryRow(`SELECT count(*) FROM rows r WHERE r.data IS NOT (SELECT h.data_json FROM _row_history h WHERE h.row_id = r.id ORDER BY h.version DESC LIMIT 1)`).Scan(&stale); err != nil || stale != 0 {
+				t.Errorf("%s: %d rows whose last history entry differs (%v)", table, stale, err)
+			}
+		}
+		if ops := historyOps(t, plainDB(t, e.user, "emo"), e.created[0]); ops != "create,update,delete" {
+			t.Errorf("emo round trip history %s", ops)
+		}
+		if ops := historyOps(t, plainDB(t, e.user, "notes"), e.ids["ins"]); ops != "create,update,update,update" {
+			t.Errorf("notes insert history %s", ops)
+		}
+		// Aliases are in the user dir's _global.db.
+		db, err := sqlOpen(filepath.Join(e.user, "_global.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var n int
+		var src string
+		if err := db.QueryRow(`SELECT count(*), max(CASE WHEN name = 'multi_count' THEN sources_json END) FROM _global_aliases`).Scan(&n, &src); err != nil || n < 7 {
+			t.Fatalf("_global_aliases: %d %v", n, err)
+		}
+		jsonEq(t, "multi_count sources_json", src, `{"kind":"multi","value":["agg_one","multi_two"]}`)
+	}},
+}
+
+// replayMust calls a tool on c that must succeed.
+func replayMust(t *testing.T, c replayConn, tool string, args map[string]any) string {
+	t.Helper()
+	text, isErr, rerr := replayCall(t, c, tool, args)
+	if rerr != nil || isErr {
+		t.Fatalf("%s %v: %v %q %v", tool, args, isErr, text, rerr)
+	}
+	return text
+}
+
+func replayResources(t *testing.T, c replayConn) []string {
+	t.Helper()
+	raw, rerr := c.rpc(t, "resources/list", map[string]any{})
+	if rerr != nil {
+		t.Fatalf("resources/list: %v", rerr)
+	}
+	var res struct {
+		Resources []struct {
+			URI, Name string
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range res.Resources {
+		names = append(names, r.Name)
+	}
+	return names
+}
