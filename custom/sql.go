@@ -6,8 +6,9 @@ import (
 	"github.com/littlebitlabs/minimal/fault"
 )
 
-// The lexical rules a statement is read with are PostgreSQL's, the one
-// database type that runs custom APIs today:
+// The lexical rules a statement is read with are PostgreSQL's, whatever
+// the database type runs it (the other types' own quoting is not modelled;
+// their drivers bind the values all the same):
 //
 //   - '…' strings ('' is a quote), E'…' strings (backslash escapes),
 //     $tag$…$tag$ dollar-quoted strings and "…" quoted names are opaque;

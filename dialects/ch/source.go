@@ -53,6 +53,10 @@ type Source struct {
 	schema  string
 	timeout time.Duration
 	closed  atomic.Bool
+	opts    *clickhouse.Options // conn's, for the pool of custom statements
+
+	runMu sync.Mutex
+	run   driver.Conn // custom statements' pool, in the schema (see runConn)
 
 	mu     sync.RWMutex
 	tables map[string]*tableInfo
@@ -97,7 +101,7 @@ func Open(ctx context.Context, cfg dialects.Config) (dialects.Source, error) {
 	if schema == "" {
 		schema = defaultSchema
 	}
-	return &Source{conn: conn, schema: schema, timeout: cfg.StatementTimeout, tables: map[string]*tableInfo{}}, nil
+	return &Source{conn: conn, schema: schema, timeout: cfg.StatementTimeout, opts: opts, tables: map[string]*tableInfo{}}, nil
 }
 
 // Dialect returns the ClickHouse renderer.
@@ -112,6 +116,11 @@ func (s *Source) Ping(ctx context.Context) error {
 func (s *Source) Close() error {
 	if s.closed.CompareAndSwap(false, true) {
 		_ = s.conn.Close()
+		s.runMu.Lock()
+		if s.run != nil && s.run != s.conn {
+			_ = s.run.Close()
+		}
+		s.runMu.Unlock()
 	}
 	return nil
 }
@@ -383,6 +392,13 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 		stop()
 		return nil, err
 	}
+	return s.newRows(ctx, qctx, stop, abort, p.Table, cr)
+}
+
+// newRows prepares the rows of a statement run under bounded's qctx, stop
+// and abort, and fetches the first row. table is forgotten from the cache
+// when an error says its types may be stale ("" for none).
+func (s *Source) newRows(ctx, qctx context.Context, stop, abort func(), table string, cr driver.Rows) (*rows, error) {
 	cts := cr.ColumnTypes()
 	r := &rows{
 		ctx:   ctx,
@@ -390,7 +406,7 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 		stop:  stop,
 		abort: abort,
 		src:   s,
-		table: p.Table,
+		table: table,
 		rows:  cr,
 		cols:  make([]dialects.Column, len(cts)),
 		types: make([]*colType, len(cts)),
@@ -409,7 +425,7 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	if !r.hasRow {
 		r.done = true
 		if err := cr.Err(); err != nil {
-			err = s.failBounded(ctx, qctx, p.Table, err)
+			err = s.failBounded(ctx, qctx, table, err)
 			_ = cr.Close()
 			stop()
 			return nil, err

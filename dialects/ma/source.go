@@ -48,6 +48,7 @@ const (
 type Source struct {
 	db      *sql.DB
 	schema  string
+	dsnDB   string // the DSN's database: each connection's default one
 	timeout time.Duration
 	closed  atomic.Bool
 	server  atomic.Pointer[serverInfo]
@@ -126,7 +127,7 @@ func Open(_ context.Context, cfg dialects.Config) (dialects.Source, error) {
 	if err != nil {
 		return nil, fault.Wrap(fault.Invalid, err, "invalid MySQL connection string")
 	}
-	s := &Source{schema: schema, timeout: max(cfg.StatementTimeout, 0), meta: map[string]*tableMeta{}}
+	s := &Source{schema: schema, dsnDB: mc.DBName, timeout: max(cfg.StatementTimeout, 0), meta: map[string]*tableMeta{}}
 	s.db = sql.OpenDB(&connector{inner: inner, src: s})
 	if cfg.MaxConns > 0 {
 		s.db.SetMaxOpenConns(cfg.MaxConns)
@@ -670,6 +671,12 @@ func (s *Source) query(ctx context.Context, tx *sql.Tx, st dialects.Stmt, meta *
 	if err != nil {
 		return nil, s.err(ctx, err)
 	}
+	return s.newRows(ctx, rs, release, meta)
+}
+
+// newRows prepares rs for decoding, with meta's kinds as hints (meta may be
+// nil), and fetches the first row. release is called once rs is closed.
+func (s *Source) newRows(ctx context.Context, rs *sql.Rows, release func(), meta *tableMeta) (*rows, error) {
 	cts, err := rs.ColumnTypes()
 	if err != nil {
 		_ = rs.Close()

@@ -9,9 +9,11 @@
 // hold compact JSON with sorted keys (serde_json's form, numbers keep their
 // integer or float shape), ids are lower-case UUID v4, timestamps Unix
 // seconds, and every write appends _row_history entries in the same
-// transaction (unless the schema says history: off). The archive roll of old
-// history entries into zstd blobs is left to mini-app-mcp itself; versions
-// written here continue the numbering of both tiers.
+// transaction (unless the schema says history: off). The same transaction
+// rolls a row's oldest entries into a zstd JSON-lines blob of
+// _row_history_archive when it has more than MINI_APP_HISTORY_KEEP_RECENT +
+// MINI_APP_HISTORY_CHUNK_MIN raw ones (archive.go), as mini-app-mcp does;
+// versions continue the numbering of both tiers, and HistoryAt reads both.
 //
 // # Columns
 //

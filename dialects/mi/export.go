@@ -154,10 +154,11 @@ type HistoryEntry struct {
 	Data string
 }
 
-// HistoryAt returns the latest raw history entry of a row recorded at or
-// before at (ties: the highest version), or NotFound "row not found: <id>"
-// when there is none or the table keeps no history. Entries mini-app-mcp
-// rolled into zstd archive blobs are not read.
+// HistoryAt returns the latest history entry of a row recorded at or
+// before at (ties: the highest version), raw or rolled into an archive blob
+// (the archive holds a row's oldest entries, so it is read only when no raw
+// entry qualifies), or NotFound "row not found: <id>" when there is none or
+// the table keeps no history.
 func HistoryAt(ctx context.Context, dsn, name, rowID string, at int64) (HistoryEntry, error) {
 	t, err := ReadTable(dsn, name)
 	if err != nil {
@@ -181,7 +182,17 @@ func HistoryAt(ctx context.Context, dsn, name, rowID string, at int64) (HistoryE
 	err = db.QueryRowContext(ctx, `SELECT version, recorded_at, op, data_json FROM _row_history
         WHERE table_name = ? AND row_id = ? AND recorded_at <= ?
         ORDER BY recorded_at DESC, version DESC LIMIT 1`, t.Table, rowID, at).Scan(&e.Version, &e.RecordedAt, &e.Op, &data)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && !data.Valid) {
+	if errors.Is(err, sql.ErrNoRows) {
+		a, ok, err := archivedAt(ctx, db, t.Table, rowID, at)
+		if err != nil {
+			return HistoryEntry{}, storageErr(ctx, err)
+		}
+		if !ok {
+			return HistoryEntry{}, missing
+		}
+		return a, nil
+	}
+	if err == nil && !data.Valid {
 		return HistoryEntry{}, missing
 	}
 	if err != nil {

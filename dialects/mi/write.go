@@ -43,7 +43,7 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 	}
 	ctx, cancel := s.withTimeout(ctx)
 	defer cancel()
-	w := &writer{sc: sc, now: s.now().Unix()}
+	w := &writer{sc: sc, now: s.now().Unix(), purge: envPurgePolicy()}
 	var (
 		res  dialects.WriteResult
 		body func(*sql.Tx) error
@@ -111,8 +111,9 @@ func inTx(ctx context.Context, db *sql.DB, fn func(*sql.Tx) error) error {
 
 // writer carries what one Write call shares across its rows.
 type writer struct {
-	sc  *schema
-	now int64
+	sc    *schema
+	now   int64
+	purge purgePolicy
 }
 
 func (w *writer) insert(ctx context.Context, tx *sql.Tx, objs []map[string]any, data []string, res *dialects.WriteResult) error {
@@ -258,7 +259,9 @@ func (w *writer) delete(ctx context.Context, tx *sql.Tx, st dialects.Stmt, res *
 }
 
 // history appends one _row_history entry, numbered after every earlier
-// entry of the row (raw or archived), unless the schema turned history off.
+// entry of the row (raw or archived), unless the schema turned history off,
+// and rolls the row's oldest entries into the archive when it has too many
+// (archive.go).
 func (w *writer) history(ctx context.Context, tx *sql.Tx, id, op, data string) error {
 	if !w.sc.History {
 		return nil
@@ -267,6 +270,8 @@ func (w *writer) history(ctx context.Context, tx *sql.Tx, id, op, data string) e
 	if err := tx.QueryRowContext(ctx, nextVersionSQL, w.sc.Table, id).Scan(&version); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, insertHistorySQL, w.sc.Table, id, version, w.now, op, data)
-	return err
+	if _, err := tx.ExecContext(ctx, insertHistorySQL, w.sc.Table, id, version, w.now, op, data); err != nil {
+		return err
+	}
+	return rollHistory(ctx, tx, w.purge, w.sc.Table, id)
 }
