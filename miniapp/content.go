@@ -221,5 +221,6 @@ func (s *Service) writeText(ctx context.Context, p *auth.Principal, t *target, r
 	if res.RowsAffected == 0 {
 		return rowNotFound(r.ID)
 	}
-	return nil
+	r.Data = next
+	return s.writeDump(t, r)
 }

@@ -295,7 +295,7 @@ func (s *Service) create(ctx context.Context, p *auth.Principal, args json.RawMe
 	if len(res.Returned) != 1 {
 		return compact(map[string]any{"created": res.RowsAffected})
 	}
-	return compact(toRecord(res.Columns, res.Returned[0]))
+	return s.dumped(t, toRecord(res.Columns, res.Returned[0]))
 }
 
 func (s *Service) get(ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error) {
@@ -469,7 +469,7 @@ func (s *Service) store(ctx context.Context, p *auth.Principal, t *target, id, s
 	if err != nil {
 		return "", err
 	}
-	return compact(r)
+	return s.dumped(t, r)
 }
 
 func (s *Service) delete(ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error) {
@@ -628,5 +628,5 @@ func (s *Service) restore(ctx context.Context, p *auth.Principal, args json.RawM
 	if len(res.Returned) != 1 {
 		return compact(map[string]any{"id": a.ID})
 	}
-	return compact(toRecord(res.Columns, res.Returned[0]))
+	return s.dumped(t, toRecord(res.Columns, res.Returned[0]))
 }
