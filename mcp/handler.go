@@ -14,8 +14,9 @@ import (
 )
 
 // handler runs one tool call: the session check and the journal entry come
-// first (the arguments are recorded before anything else happens), then the
-// strict decoding of the arguments and the tool, then the outcome.
+// first (the arguments are recorded, and committed, before anything else
+// happens), then the strict decoding of the arguments and the tool, then
+// the outcome, queued for the journal writer without waiting.
 func (s *Server) handler(t *tool, tools []*tool) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		p, err := s.principal(ctx)
@@ -34,14 +35,19 @@ func (s *Server) handler(t *tool, tools []*tool) mcpserver.ToolHandlerFunc {
 		}
 		a, err := s.run(ctx, t, c, raw)
 		if journaled != nil {
-			if ferr := journaled.Finish(ctx, err, a.rows); ferr != nil {
-				s.log.Error("mcp journal: outcome not recorded", "tool", t.name, "session", c.session.ID, "err", ferr)
-			}
+			journaled.FinishLater(err, a.rows, s.journalFailed(t.name, c.session.ID))
 		}
 		if err != nil {
 			return s.refusal(t, err)
 		}
 		return result(a), nil
+	}
+}
+
+// journalFailed logs an outcome the journal could not record.
+func (s *Server) journalFailed(tool, session string) func(error) {
+	return func(err error) {
+		s.log.Error("mcp journal: outcome not recorded", "tool", tool, "session", session, "err", err)
 	}
 }
 

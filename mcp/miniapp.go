@@ -92,9 +92,7 @@ func (s *Server) miniAppHandler(t *miniapp.Tool) mcpserver.ToolHandlerFunc {
 			return miniAppText(fault.As(err).Message, true), nil
 		}
 		out := s.mini.Call(ctx, p, t, raw)
-		if ferr := journaled.Finish(ctx, out.Cause, 0); ferr != nil {
-			s.log.Error("mcp journal: outcome not recorded", "tool", t.Name, "session", sess.ID, "err", ferr)
-		}
+		journaled.FinishLater(out.Cause, 0, s.journalFailed(t.Name, sess.ID))
 		if out.Err != nil {
 			fe := fault.As(out.Err)
 			if fe.Kind == fault.Internal {

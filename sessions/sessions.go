@@ -142,6 +142,19 @@ func (c *Call) Finish(ctx context.Context, err error, rows int64) error {
 	return c.m.st.FinishCall(context.WithoutCancel(ctx), c.sessionID, c.seq, outcome, msg, rows, c.m.now().Sub(c.start))
 }
 
+// FinishLater records the outcome like Finish without waiting for the
+// write: the journal writer commits it with the calls that follow, and
+// report (when not nil) receives the error if it cannot be written. A
+// journal read sees it.
+func (c *Call) FinishLater(err error, rows int64, report func(error)) {
+	outcome, msg := "ok", ""
+	if err != nil {
+		fe := fault.As(err)
+		outcome, msg = fe.WireCode(), fe.Message
+	}
+	c.m.st.FinishCallLater(c.sessionID, c.seq, outcome, msg, rows, c.m.now().Sub(c.start), report)
+}
+
 // End ends a live session of o; it is refused like in Begin otherwise.
 func (m *Manager) End(ctx context.Context, o Owner, id string) (store.Session, error) {
 	s, err := m.st.SessionByID(ctx, id)

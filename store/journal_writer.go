@@ -26,9 +26,15 @@ const maxJournalBatch = 64
 // results and closes done.
 type journalOp struct {
 	begin bool
-	check func(Session) error
-	at    time.Time
-	entry JournalEntry
+	// barrier writes nothing: it is done when everything queued before it
+	// is (Journal waits for one).
+	barrier bool
+	// report, when set, is an operation nobody waits for
+	// (FinishCallLater): the writer hands it the operation's error.
+	report func(error)
+	check  func(Session) error
+	at     time.Time
+	entry  JournalEntry
 	// results
 	session Session
 	err     error
@@ -38,7 +44,8 @@ type journalOp struct {
 // errStoreClosed answers operations that arrive after Close.
 var errStoreClosed = fault.New(fault.Unavailable, "store: the control plane is closed")
 
-// journal queues op for the writer and waits for its outcome.
+// journal queues op for the writer and waits for its outcome (unless op
+// has a report function, which gets it instead).
 func (s *Store) journal(ctx context.Context, op *journalOp) error {
 	op.done = make(chan struct{})
 	s.journalMu.RLock()
@@ -53,6 +60,9 @@ func (s *Store) journal(ctx context.Context, op *journalOp) error {
 		return fault.Wrap(fault.Timeout, ctx.Err(), "store: journal call")
 	}
 	s.journalMu.RUnlock()
+	if op.report != nil {
+		return nil
+	}
 	// Once queued, the operation is written whatever the caller does:
 	// waiting for it keeps the journal and the caller's view the same.
 	<-op.done
@@ -92,6 +102,9 @@ func (s *Store) runJournal() {
 		}
 		s.writeJournal(batch)
 		for _, op := range batch {
+			if op.report != nil && op.err != nil {
+				op.report(op.err)
+			}
 			close(op.done)
 		}
 	}
@@ -103,6 +116,10 @@ func (s *Store) runJournal() {
 // own, so that each gets its own outcome.
 func (s *Store) writeJournal(batch []*journalOp) {
 	ctx := context.WithoutCancel(s.closing)
+	batch = slices.DeleteFunc(slices.Clone(batch), func(op *journalOp) bool { return op.barrier })
+	if len(batch) == 0 {
+		return
+	}
 	if len(batch) > 1 {
 		err := s.record(ctx, "store: journal calls", func(tx *sql.Tx) error {
 			if err := s.lockSessions(ctx, tx, batch); err != nil {

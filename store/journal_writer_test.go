@@ -92,3 +92,47 @@ func TestJournalClosed(t *testing.T) {
 	_, _, err := s.BeginCall(ctx, ss.ID, time.Now(), func(Session) error { return nil }, "t", `{}`)
 	wantKind(t, err, fault.Unavailable)
 }
+
+func TestFinishCallLater(t *testing.T) { eachBackend(t, testFinishCallLater) }
+
+// testFinishCallLater: an outcome queued without waiting is in every later
+// Journal read of the store; one that cannot be written reaches report.
+func testFinishCallLater(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "l")
+	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c"}))
+	var seqs []int64
+	for range 20 {
+		_, e, err := s.BeginCall(ctx, ss.ID, time.Now(), func(Session) error { return nil }, "t", `{}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.FinishCallLater(ss.ID, e.Seq, "ok", "", e.Seq, time.Millisecond, func(err error) { t.Errorf("seq %d: %v", e.Seq, err) })
+		seqs = append(seqs, e.Seq)
+	}
+	j := must[[]JournalEntry](t)(s.Journal(ctx, ss.ID))
+	if len(j) != len(seqs) {
+		t.Fatalf("%d entries, want %d", len(j), len(seqs))
+	}
+	for _, e := range j {
+		if !e.Done || e.Outcome != "ok" || e.Rows != e.Seq {
+			t.Fatalf("entry %+v not finished", e)
+		}
+	}
+	errs := make(chan error, 2)
+	s.FinishCallLater(ss.ID, 999, "ok", "", 0, 0, func(err error) { errs <- err })
+	s.FinishCallLater(ss.ID, 1, "", "", 0, 0, func(err error) { errs <- err })
+	kinds := map[fault.Kind]bool{}
+	for range 2 {
+		select {
+		case err := <-errs:
+			kinds[fault.KindOf(err)] = true
+		case <-time.After(5 * time.Second):
+			t.Fatal("a failed outcome was not reported")
+		}
+	}
+	if !kinds[fault.Invalid] || !kinds[fault.NotFound] {
+		t.Fatalf("reported kinds %v, want Invalid (empty outcome) and NotFound (unknown seq)", kinds)
+	}
+}

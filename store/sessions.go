@@ -198,9 +198,32 @@ func (s *Store) FinishCall(ctx context.Context, sessionID string, seq int64, out
 		Outcome: outcome, Message: message, Rows: rows, Duration: d}})
 }
 
-// Journal returns the calls of a session in the order they were made. The
-// result is never nil.
+// FinishCallLater is FinishCall without the wait: the outcome is queued for
+// the journal writer, which commits it with the calls that follow, and
+// report, when not nil, receives the error if it cannot be written. Journal
+// reads of this Store see every outcome queued before them.
+func (s *Store) FinishCallLater(sessionID string, seq int64, outcome, message string, rows int64, d time.Duration, report func(error)) {
+	if report == nil {
+		report = func(error) {}
+	}
+	if outcome == "" {
+		report(fault.New(fault.Invalid, "journal outcome is empty"))
+		return
+	}
+	err := s.journal(context.Background(), &journalOp{report: report, entry: JournalEntry{SessionID: sessionID, Seq: seq, Done: true,
+		Outcome: outcome, Message: message, Rows: rows, Duration: d}})
+	if err != nil {
+		report(err)
+	}
+}
+
+// Journal returns the calls of a session in the order they were made,
+// with every outcome queued by FinishCallLater before it. The result is
+// never nil.
 func (s *Store) Journal(ctx context.Context, sessionID string) ([]JournalEntry, error) {
+	if err := s.journal(ctx, &journalOp{barrier: true}); err != nil {
+		return nil, err
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT session_id, seq, tool, arguments, started_at, outcome, message, rows_count, duration_ns
 FROM session_calls WHERE session_id = ? ORDER BY seq`, sessionID)
 	if err != nil {
