@@ -312,6 +312,19 @@ func TestMiniAppAliasAggregatePermissions(t *testing.T) {
 			t.Fatalf("writer's aggregate: %v %q, want %q", isErr, text, wantRead)
 		}
 	}
+	// The read tools refuse the writer alike.
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"list", map[string]any{"table": "agg_one"}},
+		{"get", map[string]any{"table": "agg_one", "id": "0"}},
+		{"content_view", map[string]any{"table": "agg_one", "id": "0", "field": "tag"}},
+	} {
+		if text, isErr := g.miniToolAs(writer, wsid, c.tool, c.args); !strings.Contains(text, wantRead) || (c.tool != "content_view" && !isErr) {
+			t.Errorf("writer's %s: %v %q, want %q", c.tool, isErr, text, wantRead)
+		}
+	}
 	// The row scope and the column limit apply to the aggregate: the
 	// reader counts its rows only and cannot sum a column it may not see.
 	if text, isErr := g.miniToolAs(reader, rsid, "query_aggregate", count); isErr || text != `{"kind":"count","value":1}` {
