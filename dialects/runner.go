@@ -25,3 +25,15 @@ type Runner interface {
 	// error nothing is written.
 	RunWrite(ctx context.Context, stmts []Stmt) (WriteResult, error)
 }
+
+// MapErrRows wraps rows so that the errors of Err and Close pass through
+// mapErr: a Runner names, say, a read statement's attempt to write.
+func MapErrRows(rows Rows, mapErr func(error) error) Rows { return &errRows{rows, mapErr} }
+
+type errRows struct {
+	Rows
+	mapErr func(error) error
+}
+
+func (r *errRows) Err() error   { return r.mapErr(r.Rows.Err()) }
+func (r *errRows) Close() error { return r.mapErr(r.Rows.Close()) }

@@ -334,23 +334,34 @@ func (s *Service) mountedIn(ctx context.Context, p *auth.Principal, d scopeDir, 
 	return t, nil
 }
 
+// mountedTarget checks the table name, finds the scope and the mounted
+// table a schema_update or schema_delete names, and checks the caller's
+// rights (act is the row right the tool needs besides the schema action).
+func (s *Service) mountedTarget(ctx context.Context, p *auth.Principal, tool, table, scope, schema string, act query.Action) (scopeDir, *target, error) {
+	if err := checkTableName(table); err != nil {
+		return scopeDir{}, nil, err
+	}
+	d, err := s.scopeRoot(ctx, p, scope, schema)
+	if err != nil {
+		return scopeDir{}, nil, err
+	}
+	t, err := s.mountedIn(ctx, p, d, table)
+	if err != nil {
+		return scopeDir{}, nil, err
+	}
+	if err := s.checkSchemaRights(ctx, p, tool, d.schema, table, act, t); err != nil {
+		return scopeDir{}, nil, err
+	}
+	return d, t, nil
+}
+
 func (s *Service) schemaUpdate(ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error) {
 	var a defArgs
 	if err := decode(args, &a, "table", "scope", "fields"); err != nil {
 		return "", err
 	}
-	if err := checkTableName(a.Table); err != nil {
-		return "", err
-	}
-	d, err := s.scopeRoot(ctx, p, a.Scope, a.Schema)
+	d, t, err := s.mountedTarget(ctx, p, "schema_update", a.Table, a.Scope, a.Schema, query.Update)
 	if err != nil {
-		return "", err
-	}
-	t, err := s.mountedIn(ctx, p, d, a.Table)
-	if err != nil {
-		return "", err
-	}
-	if err := s.checkSchemaRights(ctx, p, "schema_update", d.schema, a.Table, query.Update, t); err != nil {
 		return "", err
 	}
 	y, err := checkFields(a.Table, a.Title, a.Description, a.Fields)
@@ -388,18 +399,8 @@ func (s *Service) schemaDelete(ctx context.Context, p *auth.Principal, args json
 	if err := decode(args, &a, "table", "scope"); err != nil {
 		return "", err
 	}
-	if err := checkTableName(a.Table); err != nil {
-		return "", err
-	}
-	d, err := s.scopeRoot(ctx, p, a.Scope, a.Schema)
+	d, _, err := s.mountedTarget(ctx, p, "schema_delete", a.Table, a.Scope, a.Schema, query.Delete)
 	if err != nil {
-		return "", err
-	}
-	t, err := s.mountedIn(ctx, p, d, a.Table)
-	if err != nil {
-		return "", err
-	}
-	if err := s.checkSchemaRights(ctx, p, "schema_delete", d.schema, a.Table, query.Delete, t); err != nil {
 		return "", err
 	}
 	path, db := d.schemaPath(a.Table), d.dbPath(a.Table)

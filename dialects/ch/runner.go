@@ -52,7 +52,7 @@ func (s *Source) RunRead(ctx context.Context, st dialects.Stmt) (dialects.Rows, 
 	if err != nil {
 		return nil, readOnlyErr(err)
 	}
-	return &runRows{rows: r}, nil
+	return dialects.MapErrRows(r, readOnlyErr), nil
 }
 
 // RunWrite runs one statement. ClickHouse has no transactions, so a write
@@ -211,16 +211,4 @@ func readOnlyErr(err error) error {
 	return err
 }
 
-// runRows are the rows of RunRead, whose errors go through readOnlyErr.
-type runRows struct{ rows *rows }
-
-func (r *runRows) Columns() []dialects.Column { return r.rows.Columns() }
-func (r *runRows) Next() bool                 { return r.rows.Next() }
-func (r *runRows) Values() ([]any, error)     { return r.rows.Values() }
-func (r *runRows) Err() error                 { return readOnlyErr(r.rows.Err()) }
-func (r *runRows) Close() error               { return readOnlyErr(r.rows.Close()) }
-
-var (
-	_ dialects.Runner = (*Source)(nil)
-	_ dialects.Rows   = (*runRows)(nil)
-)
+var _ dialects.Runner = (*Source)(nil)

@@ -74,7 +74,7 @@ func (s *Source) RunRead(ctx context.Context, st dialects.Stmt) (dialects.Rows, 
 		return nil, readOnlyErr(err)
 	}
 	r.cancel = cancel
-	return &runRows{rows: r}, nil
+	return dialects.MapErrRows(r, readOnlyErr), nil
 }
 
 // RunWrite runs the statements in order in one transaction, on one
@@ -187,16 +187,4 @@ func readOnlyErr(err error) error {
 	return err
 }
 
-// runRows are the rows of RunRead, whose errors go through readOnlyErr.
-type runRows struct{ rows *rows }
-
-func (r *runRows) Columns() []dialects.Column { return r.rows.Columns() }
-func (r *runRows) Next() bool                 { return r.rows.Next() }
-func (r *runRows) Values() ([]any, error)     { return r.rows.Values() }
-func (r *runRows) Err() error                 { return readOnlyErr(r.rows.Err()) }
-func (r *runRows) Close() error               { return readOnlyErr(r.rows.Close()) }
-
-var (
-	_ dialects.Runner = (*Source)(nil)
-	_ dialects.Rows   = (*runRows)(nil)
-)
+var _ dialects.Runner = (*Source)(nil)
