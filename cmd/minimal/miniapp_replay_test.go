@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/klauspost/compress/zstd"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -826,6 +827,44 @@ var replayScenarios = []replayScenario{
 		rec := checkRecord(t, e.ok(t, "row_restore", map[string]any{"table": "hist", "id": id, "at_unix_secs": histT0 + 301}))
 		if rec["data"].(map[string]any)["body"] != "raw" {
 			t.Fatalf("restore of the raw entry: %v", rec)
+		}
+	}},
+	{"history_purge", func(t *testing.T, e *replayEnv) {
+		// The default policy (keep 16, chunk 48): a row with 64 raw
+		// entries gets its 65th from an update, which rolls the oldest 49
+		// into one archive blob; a restore to a time only the archive
+		// covers reads it.
+		db := plainDB(t, e.user, "hist")
+		hist := make([]seedEntry, 64)
+		for i := range hist {
+			op := "update"
+			if i == 0 {
+				op = "create"
+			}
+			hist[i] = seedEntry{at: histT0 + 1000 + int64(i)*10, op: op, data: fmt.Sprintf(`{"body":"v%d","title":"purge"}`, i+1)}
+		}
+		id := plainRow(t, db, "hist", hist...)
+		e.ok(t, "update", map[string]any{"table": "hist", "id": id, "data": map[string]any{"body": "v65"}})
+		var raw, minRaw, maxRaw int
+		if err := db.QueryRow(`SELECT count(*), min(version), max(version) FROM _row_history WHERE row_id = ?`, id).Scan(&raw, &minRaw, &maxRaw); err != nil ||
+			raw != 16 || minRaw != 50 || maxRaw != 65 {
+			t.Fatalf("raw entries after the roll: %d (versions %d..%d) %v", raw, minRaw, maxRaw, err)
+		}
+		var vs, ve, n int
+		var format string
+		var blob []byte
+		if err := db.QueryRow(`SELECT version_start, version_end, entry_count, format, blob FROM _row_history_archive WHERE row_id = ?`, id).Scan(&vs, &ve, &n, &format, &blob); err != nil ||
+			vs != 1 || ve != 49 || n != 49 || format != "jsonl-zstd" {
+			t.Fatalf("archive %d..%d %d %s %v", vs, ve, n, format, err)
+		}
+		dec, _ := zstd.NewReader(nil)
+		plain, err := dec.DecodeAll(blob, nil)
+		if lines := strings.Count(string(plain), "\n"); err != nil || lines != 49 || !strings.Contains(string(plain), `"data_json":"{\"body\":\"v7\",\"title\":\"purge\"}"`) {
+			t.Fatalf("archive blob: %d lines, %v", lines, err)
+		}
+		rec := checkRecord(t, e.ok(t, "row_restore", map[string]any{"table": "hist", "id": id, "at_unix_secs": histT0 + 1000 + 6*10 + 5}))
+		if rec["data"].(map[string]any)["body"] != "v7" {
+			t.Fatalf("restore from the archive: %v", rec)
 		}
 	}},
 	{"history_off", func(t *testing.T, e *replayEnv) {
