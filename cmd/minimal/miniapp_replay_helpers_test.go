@@ -401,7 +401,13 @@ func plainTable(t *testing.T, dir, name, yaml string) *sql.DB {
 // plainDB opens a table's database with plain database/sql.
 func plainDB(t *testing.T, dir, name string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", filepath.Join(dir, name, name+".db"))
+	return plainDBFile(t, filepath.Join(dir, name, name+".db"))
+}
+
+// plainDBFile opens a SQLite file with plain database/sql.
+func plainDBFile(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}

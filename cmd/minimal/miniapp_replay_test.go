@@ -1132,6 +1132,26 @@ var replayScenarios = []replayScenario{
 		if err := plainDB(t, work, "diary").QueryRow(`SELECT data FROM rows WHERE id = ?`, rec["id"]).Scan(&data); err != nil || data != `{"text":"dear diary"}` {
 			t.Fatalf("legacy row %q %v", data, err)
 		}
+		// The legacy pair's snapshots go next to its schema.yaml (the
+		// scope root of a legacy table is the yaml's parent, not its
+		// grandparent: the upstream bug the contract notes).
+		var snap struct {
+			Snapshotted []struct {
+				Table, Scope string
+				Path         string `json:"snapshot_path"`
+			}
+		}
+		if err := json.Unmarshal([]byte(replayMust(t, c, "data_snapshot", map[string]any{"table": "diary"})), &snap); err != nil || len(snap.Snapshotted) != 1 {
+			t.Fatalf("legacy snapshot: %+v %v", snap, err)
+		}
+		got := snap.Snapshotted[0]
+		if got.Scope != "unknown" || filepath.Dir(got.Path) != filepath.Join(work, "diary", "_snapshots") || !strings.HasPrefix(filepath.Base(got.Path), "diary.") {
+			t.Fatalf("legacy snapshot at %s (scope %s), want under %s", got.Path, got.Scope, filepath.Join(work, "diary", "_snapshots"))
+		}
+		var n int
+		if err := plainDBFile(t, got.Path).QueryRow(`SELECT count(*) FROM rows`).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("legacy snapshot rows: %d %v", n, err)
+		}
 	}},
 	// After the writes, the files are still in the contract's layout.
 	{"layout_after_writes", func(t *testing.T, e *replayEnv) {
