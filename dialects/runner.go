@@ -1,6 +1,9 @@
 package dialects
 
-import "context"
+import (
+	"context"
+	"database/sql"
+)
 
 // Runner is an optional ability of a Source: running statements an
 // operator wrote rather than plans the gateway rendered — the custom APIs.
@@ -37,3 +40,25 @@ type errRows struct {
 
 func (r *errRows) Err() error   { return r.mapErr(r.Rows.Err()) }
 func (r *errRows) Close() error { return r.mapErr(r.Rows.Close()) }
+
+// ExecTx runs stmts in order in tx and commits when every one succeeded,
+// summing their RowsAffected: the write of a database/sql Runner. Errors go
+// through mapErr; the caller rolls tx back (a no-op after the commit).
+func ExecTx(ctx context.Context, tx *sql.Tx, stmts []Stmt, mapErr func(error) error) (WriteResult, error) {
+	var res WriteResult
+	for _, st := range stmts {
+		r, err := tx.ExecContext(ctx, st.SQL, st.Args...)
+		if err != nil {
+			return WriteResult{}, mapErr(err)
+		}
+		n, err := r.RowsAffected()
+		if err != nil {
+			return WriteResult{}, mapErr(err)
+		}
+		res.RowsAffected += n
+	}
+	if err := tx.Commit(); err != nil {
+		return WriteResult{}, mapErr(err)
+	}
+	return res, nil
+}

@@ -103,22 +103,7 @@ func (s *Source) RunWrite(ctx context.Context, stmts []dialects.Stmt) (dialects.
 		return dialects.WriteResult{}, s.err(ctx, err)
 	}
 	defer func() { _ = tx.Rollback() }() // no-op after Commit; runs before done
-	var res dialects.WriteResult
-	for _, st := range stmts {
-		r, err := tx.ExecContext(ctx, st.SQL, st.Args...)
-		if err != nil {
-			return dialects.WriteResult{}, s.err(ctx, err)
-		}
-		n, err := r.RowsAffected()
-		if err != nil {
-			return dialects.WriteResult{}, s.err(ctx, err)
-		}
-		res.RowsAffected += n
-	}
-	if err := tx.Commit(); err != nil {
-		return dialects.WriteResult{}, s.err(ctx, err)
-	}
-	return res, nil
+	return dialects.ExecTx(ctx, tx, stmts, func(err error) error { return s.err(ctx, err) })
 }
 
 // pin takes one connection from the pool for a custom statement's

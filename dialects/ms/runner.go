@@ -72,22 +72,7 @@ func (s *Source) RunWrite(ctx context.Context, stmts []dialects.Stmt) (dialects.
 	// A no-op after Commit; it may fail when the server has already rolled
 	// back (a batch-aborting error): the work is undone either way.
 	defer func() { _ = tx.Rollback() }()
-	var res dialects.WriteResult
-	for _, st := range stmts {
-		r, err := tx.ExecContext(ctx, st.SQL, st.Args...)
-		if err != nil {
-			return dialects.WriteResult{}, s.err(ctx, err)
-		}
-		n, err := r.RowsAffected()
-		if err != nil {
-			return dialects.WriteResult{}, s.err(ctx, err)
-		}
-		res.RowsAffected += n
-	}
-	if err := tx.Commit(); err != nil {
-		return dialects.WriteResult{}, s.err(ctx, err)
-	}
-	return res, nil
+	return dialects.ExecTx(ctx, tx, stmts, func(err error) error { return s.err(ctx, err) })
 }
 
 // begin starts a custom statement's transaction, once the server has
