@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -89,20 +88,8 @@ func (s *Source) RunWrite(ctx context.Context, stmts []dialects.Stmt) (dialects.
 		return dialects.WriteResult{}, err
 	}
 	st := stmts[0]
-	wait := s.timeout
-	if wait <= 0 {
-		wait = defaultMutationWait
-	}
-	wctx, stop, _ := s.bounded(ctx, wait, nil)
+	wctx, run, stop := s.boundedWrite(ctx, "")
 	defer stop()
-	run := func(f func(qctx context.Context) error) error {
-		qctx, stop, _ := s.bounded(wctx, 0, nil)
-		defer stop()
-		if err := f(qctx); err != nil {
-			return s.failBounded(ctx, qctx, "", err)
-		}
-		return nil
-	}
 	var wrote atomic.Uint64
 	err = run(func(qctx context.Context) error {
 		qctx = clickhouse.Context(qctx, clickhouse.WithProgress(func(p *clickhouse.Progress) { wrote.Add(p.WroteRows) }))
@@ -114,32 +101,10 @@ func (s *Source) RunWrite(ctx context.Context, stmts []dialects.Stmt) (dialects.
 	if !isAlter(st.SQL) {
 		return dialects.WriteResult{RowsAffected: int64(min(wrote.Load(), 1<<63-1))}, nil
 	}
-	var submitted uint32
-	err = run(func(qctx context.Context) error {
-		return conn.QueryRow(qctx, "SELECT toUInt32(now())").Scan(&submitted)
-	})
-	if err != nil {
-		return dialects.WriteResult{}, submittedErr(err)
+	if err := s.waitMutations(ctx, wctx, run, conn, "", pendingInSchemaSQL, s.schema); err != nil {
+		return dialects.WriteResult{}, err
 	}
-	delay := 5 * time.Millisecond
-	for {
-		var pending uint64
-		err := run(func(qctx context.Context) error {
-			return conn.QueryRow(qctx, pendingInSchemaSQL, s.schema, submitted).Scan(&pending)
-		})
-		if err != nil {
-			return dialects.WriteResult{}, submittedErr(err)
-		}
-		if pending == 0 {
-			return dialects.WriteResult{}, nil
-		}
-		select {
-		case <-wctx.Done():
-			return dialects.WriteResult{}, submittedErr(s.failBounded(ctx, wctx, "", context.Cause(wctx)))
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 200*time.Millisecond)
-	}
+	return dialects.WriteResult{}, nil
 }
 
 // pendingInSchemaSQL counts the schema's mutations not yet done that were

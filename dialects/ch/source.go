@@ -593,22 +593,8 @@ func (s *Source) mutate(ctx context.Context, p *query.Plan) (dialects.WriteResul
 	if err != nil {
 		return dialects.WriteResult{}, err
 	}
-	wait := s.timeout
-	if wait <= 0 {
-		wait = defaultMutationWait
-	}
-	// wctx bounds the whole write; each statement runs under its own
-	// context (a query id is used once).
-	wctx, stop, _ := s.bounded(ctx, wait, nil)
+	wctx, run, stop := s.boundedWrite(ctx, p.Table)
 	defer stop()
-	run := func(f func(qctx context.Context) error) error {
-		qctx, stop, _ := s.bounded(wctx, 0, nil)
-		defer stop()
-		if err := f(qctx); err != nil {
-			return s.failBounded(ctx, qctx, p.Table, err)
-		}
-		return nil
-	}
 
 	var n uint64
 	err = run(func(qctx context.Context) error { return s.conn.QueryRow(qctx, count.SQL, count.Args...).Scan(&n) })
@@ -628,28 +614,61 @@ func (s *Source) mutate(ctx context.Context, p *query.Plan) (dialects.WriteResul
 	if err := run(func(qctx context.Context) error { return s.conn.Exec(qctx, mut.SQL, mut.Args...) }); err != nil {
 		return dialects.WriteResult{}, err
 	}
+	if err := s.waitMutations(ctx, wctx, run, s.conn, p.Table, pendingSQL, s.schema, p.Table); err != nil {
+		return dialects.WriteResult{}, err
+	}
+	return dialects.WriteResult{RowsAffected: int64(min(n, math.MaxInt64))}, nil
+}
+
+// boundedWrite bounds a write: wctx covers the whole of it (the statement
+// timeout, or defaultMutationWait without one), and run runs each
+// statement under a context of its own (a query id is used once), naming
+// table in its failure.
+func (s *Source) boundedWrite(ctx context.Context, table string) (wctx context.Context, run func(func(qctx context.Context) error) error, stop func()) {
+	wait := s.timeout
+	if wait <= 0 {
+		wait = defaultMutationWait
+	}
+	wctx, stop, _ = s.bounded(ctx, wait, nil)
+	run = func(f func(qctx context.Context) error) error {
+		qctx, stop, _ := s.bounded(wctx, 0, nil)
+		defer stop()
+		if err := f(qctx); err != nil {
+			return s.failBounded(ctx, qctx, table, err)
+		}
+		return nil
+	}
+	return wctx, run, stop
+}
+
+// waitMutations waits, within wctx, until the mutations pending counts
+// (pending takes args and then the server time of submission) are done:
+// those submitted no later than the one just sent. Failures are marked
+// submitted.
+func (s *Source) waitMutations(ctx, wctx context.Context, run func(func(qctx context.Context) error) error, conn driver.Conn, table, pending string, args ...any) error {
 	var submitted uint32
-	err = run(func(qctx context.Context) error {
-		return s.conn.QueryRow(qctx, "SELECT toUInt32(now())").Scan(&submitted)
+	err := run(func(qctx context.Context) error {
+		return conn.QueryRow(qctx, "SELECT toUInt32(now())").Scan(&submitted)
 	})
 	if err != nil {
-		return dialects.WriteResult{}, submittedErr(err)
+		return submittedErr(err)
 	}
+	args = append(args, submitted)
 	delay := 5 * time.Millisecond
 	for {
-		var pending uint64
+		var n uint64
 		err := run(func(qctx context.Context) error {
-			return s.conn.QueryRow(qctx, pendingSQL, s.schema, p.Table, submitted).Scan(&pending)
+			return conn.QueryRow(qctx, pending, args...).Scan(&n)
 		})
 		if err != nil {
-			return dialects.WriteResult{}, submittedErr(err)
+			return submittedErr(err)
 		}
-		if pending == 0 {
-			return dialects.WriteResult{RowsAffected: int64(min(n, math.MaxInt64))}, nil
+		if n == 0 {
+			return nil
 		}
 		select {
 		case <-wctx.Done():
-			return dialects.WriteResult{}, submittedErr(s.failBounded(ctx, wctx, p.Table, context.Cause(wctx)))
+			return submittedErr(s.failBounded(ctx, wctx, table, context.Cause(wctx)))
 		case <-time.After(delay):
 		}
 		delay = min(delay*2, 200*time.Millisecond)
