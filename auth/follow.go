@@ -2,9 +2,10 @@ package auth
 
 import "context"
 
-// Follow empties the verifier's token, identity and revocation caches each
-// time the store announces a write (store.Changes), until ctx ends. A role
-// removed, an identity disabled or a token revoked — through any replica of
+// Follow empties the verifier's token, identity, revocation and space
+// caches each time the store announces a write (store.Changes), until ctx
+// ends. A role removed, an identity disabled, a token revoked or MCP
+// switched off for a space — through any replica of
 // a PostgreSQL control plane, or through this process — is then in force
 // at the next request instead of when the caches expire. The caches still
 // expire on their own, which bounds what an announcement that never comes
@@ -16,11 +17,13 @@ func (v *Verifier) Follow(ctx context.Context) {
 }
 
 // flush forgets every cached answer that a write to the store can change.
-// Org, project and space names are kept: they never change.
+// Org, project and space names are kept: they never change (a space's MCP
+// switch does, and is forgotten).
 func (v *Verifier) flush() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.toks = map[string]cachedPrincipal{}
 	v.ids = map[string]cachedIdentity{}
 	v.revok = map[string]cachedBool{}
+	v.spcs = map[string]cachedSpace{}
 }

@@ -77,3 +77,66 @@ func TestFollowFlushesCaches(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestSpaceCache: a space's MCP switch is read once a second at most, and
+// a flush (a write announced to Follow) or the cache's age makes the next
+// read see the store again. An unknown space is not cached.
+func TestSpaceCache(t *testing.T) {
+	t.Setenv(store.EnvControlDSN, "")
+	t.Setenv(store.EnvMasterKey, "")
+	ctx := t.Context()
+	st, err := store.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	org, err := st.CreateOrg(ctx, "O", "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj, err := st.CreateProject(ctx, org.ID, "P", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	space, err := st.CreateSpace(ctx, proj.ID, "main", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := NewVerifier(st, []byte("k"))
+	clock := time.Now()
+	v.now = func() time.Time { return clock }
+	mcpOn := func() bool {
+		t.Helper()
+		sp, err := v.Space(ctx, space.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sp.MCPEnabled
+	}
+	if !mcpOn() {
+		t.Fatal("MCP off at first read")
+	}
+	if err := st.SetSpaceMCP(ctx, space.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if !mcpOn() {
+		t.Fatal("the cached switch should stand within the second")
+	}
+	clock = clock.Add(cacheTTL)
+	if mcpOn() {
+		t.Fatal("after a second the store's switch (off) should be read")
+	}
+	if err := st.SetSpaceMCP(ctx, space.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	v.flush()
+	if !mcpOn() {
+		t.Fatal("after a flush the store's switch (on) should be read")
+	}
+	if _, err := v.Space(ctx, "nope"); fault.KindOf(err) != fault.NotFound {
+		t.Fatalf("unknown space: %v", err)
+	}
+	if _, ok := v.spcs["nope"]; ok {
+		t.Fatal("an unknown space was cached")
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"time"
 )
@@ -103,9 +102,9 @@ func newMCPTarget(ctx context.Context, name, addr, token string, pid, concurrenc
 // result.content[0].text, which must equal result.structuredContent. Else
 // — the checks' cadence is the REST side's: a byte scan on every answer, a
 // full decode on every fullCheckEvery-th — the envelope is checked by byte
-// scans and the answer is the structuredContent, cut out of the body (the
-// first unescaped "structuredContent" key: inside the escaped text a quote
-// is always escaped).
+// scans and the answer is the structuredContent, cut out of the body (see
+// structuredAt). The full check compares the text with structuredContent
+// byte for byte first, and as JSON values only when the bytes differ.
 func mcpCall(ctx context.Context, t *target, tool string, reqBody []byte, body *bytes.Buffer, full bool) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.mcp.url, bytes.NewReader(reqBody))
 	if err != nil {
@@ -133,18 +132,18 @@ func mcpCall(ctx context.Context, t *target, tool string, reqBody []byte, body *
 	}
 	if !full {
 		b := bytes.TrimSpace(body.Bytes())
-		i := bytes.Index(b, structuredKey)
+		i := structuredAt(b)
 		switch {
-		case !bytes.HasPrefix(b, rpcOpen) || !bytes.Contains(b, resultOpen):
+		case !bytes.HasPrefix(b, rpcOpen) || !bytes.Contains(b[:min(len(b), 64)], resultOpen):
 			return fmt.Errorf("not a JSON-RPC result: %.200s", b)
-		case bytes.Contains(b, isErrorTrue):
-			return fmt.Errorf("tool error: %.200s", b)
 		case i < 0 || !bytes.HasSuffix(b, []byte("}}")):
 			return fmt.Errorf("no structuredContent: %.200s", b)
+		case bytes.HasSuffix(b[:i], isErrorBefore):
+			return fmt.Errorf("tool error: %.200s", b)
 		}
-		answer := slices.Clone(b[i+len(structuredKey) : len(b)-2])
-		body.Reset()
-		body.Write(answer)
+		// Move the answer to the front of body (b aliases it).
+		n := copy(body.Bytes(), b[i+len(structuredTail):len(b)-2])
+		body.Truncate(n)
 		return nil
 	}
 	var env struct {
@@ -170,7 +169,8 @@ func mcpCall(ctx context.Context, t *target, tool string, reqBody []byte, body *
 		return fmt.Errorf("no result content: %.200s", body.Bytes())
 	case env.Result.IsError:
 		return fmt.Errorf("tool error: %.200s", env.Result.Content[0].Text)
-	case env.Result.Structured != nil && !sameJSON(env.Result.Structured, []byte(env.Result.Content[0].Text)):
+	case env.Result.Structured != nil && !bytes.Equal(env.Result.Structured, []byte(env.Result.Content[0].Text)) &&
+		!sameJSON(env.Result.Structured, []byte(env.Result.Content[0].Text)):
 		return fmt.Errorf("structuredContent differs from the text answer: %.200s", body.Bytes())
 	}
 	body.Reset()
@@ -193,11 +193,35 @@ func sameJSON(a, b []byte) bool {
 }
 
 var (
-	rpcOpen       = []byte(`{"jsonrpc":"2.0","id":`)
-	resultOpen    = []byte(`"result":{`)
-	isErrorTrue   = []byte(`"isError":true`)
-	structuredKey = []byte(`"structuredContent":`)
+	rpcOpen    = []byte(`{"jsonrpc":"2.0","id":`)
+	resultOpen = []byte(`"result":{`)
+	// structuredTail ends the members before structuredContent's value, in
+	// the order the gateway writes them; isErrorBefore precedes it in a
+	// tool error.
+	structuredTail = []byte(`,"resultType":"complete","structuredContent":`)
+	isErrorBefore  = []byte(`,"isError":true`)
 )
+
+// structuredAt is the index of structuredTail in b, or -1. It looks only
+// where the byte 'C' of "structuredContent" is (IndexByte runs far faster
+// than a search for a pattern opening with a quote, the commonest byte of
+// JSON), and inside the escaped text a quote is always escaped, so the
+// first match is the member.
+func structuredAt(b []byte) int {
+	const cAt = len(`,"resultType":"complete","structured`)
+	for off := cAt; off < len(b); {
+		j := bytes.IndexByte(b[off:], 'C')
+		if j < 0 {
+			return -1
+		}
+		at := off + j - cAt
+		if bytes.HasPrefix(b[at:], structuredTail) {
+			return at
+		}
+		off += j + 1
+	}
+	return -1
+}
 
 // mcpPhase compares MCP auto_read_rows with the REST GET of the same
 // pages on the running gateway.

@@ -65,6 +65,7 @@ func newGateway(t *testing.T, idle time.Duration) *gateway {
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	go eng.Run(rctx)
+	go ver.Follow(rctx)
 	rest := httptest.NewServer(api.New(api.Deps{Engine: eng, Verifier: ver, Store: st, SigningKey: key}, api.Config{MaxBodyBytes: 1 << 16, MaxPageSize: 100, Logger: log}))
 	srv := mcp.New(mcp.Deps{Engine: eng, Verifier: ver, Store: st, Sessions: sessions.New(st, idle)},
 		mcp.Config{MaxBodyBytes: 1 << 16, MaxPageSize: 100, Version: "test", Logger: log})
@@ -155,6 +156,21 @@ func (r reply) httpError(t *testing.T) (string, string) {
 func (g *gateway) post(headers map[string]string, body string) reply {
 	g.t.Helper()
 	return g.send(http.MethodPost, mcp.Path, headers, body)
+}
+
+// postUntil posts until the answer has the given status, for at most three
+// seconds (a change to the store reaches the credential layer within about
+// one), and returns the last answer.
+func (g *gateway) postUntil(headers map[string]string, body string, status int) reply {
+	g.t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		r := g.post(headers, body)
+		if r.status == status || time.Now().After(deadline) {
+			return r
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func (g *gateway) send(method, path string, headers map[string]string, body string) reply {

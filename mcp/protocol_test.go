@@ -285,14 +285,17 @@ func TestCredentialLayer(t *testing.T) {
 	if err := g.st.SetSpaceMCP(ctx, g.space.ID, false); err != nil {
 		t.Fatal(err)
 	}
-	r := g.post(hdr("LB-Access-Token", g.agent), body)
+	// The switch reaches live tokens like a disabled identity: within the
+	// verifier's one-second cache, at once when the write's announcement
+	// has been followed.
+	r := g.postUntil(hdr("LB-Access-Token", g.agent), body, 403)
 	if code, msg := r.httpError(t); r.status != 403 || code != "FORBIDDEN" || !strings.Contains(msg, `MCP is switched off for space "main"`) {
 		t.Fatalf("MCP off: %d %s", r.status, r.raw)
 	}
 	if err := g.st.SetSpaceMCP(ctx, g.space.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	if r := g.post(hdr("LB-Access-Token", g.agent), body); r.status != 200 {
+	if r := g.postUntil(hdr("LB-Access-Token", g.agent), body, 200); r.status != 200 {
 		t.Fatalf("MCP on again: %d %s", r.status, r.raw)
 	}
 

@@ -212,7 +212,7 @@ func (s *Server) admit(ctx context.Context, raw string) (*auth.Principal, error)
 	if p.Kind != store.KindMCP {
 		return nil, fault.New(fault.Forbidden, "identity %q is of kind %s: the MCP endpoint serves identities of kind mcp only", p.Identity, p.Kind)
 	}
-	sp, err := s.st.SpaceByID(ctx, p.SpaceID)
+	sp, err := s.ver.Space(ctx, p.SpaceID)
 	if err != nil {
 		return nil, err
 	}

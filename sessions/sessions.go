@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -95,10 +96,12 @@ func (m *Manager) Begin(ctx context.Context, o Owner, id, tool, arguments string
 		return nil, store.Session{}, notFound(id[:maxIDBytes] + "…")
 	}
 	now := m.now()
-	s, e, err := m.st.BeginCall(ctx, id, now, func(s store.Session) error { return m.live(o, s, now) }, tool, arguments)
+	s, e, err := m.st.BeginCall(ctx, store.CallStart{SessionID: id, ProjectID: o.ProjectID, IdentityID: o.IdentityID,
+		At: now, Tool: tool, Arguments: arguments})
 	if err != nil {
-		if fault.KindOf(err) == fault.NotFound {
-			return nil, store.Session{}, notFound(id)
+		var refused *store.SessionRefused
+		if errors.As(err, &refused) {
+			return nil, store.Session{}, refusal(refused.Reason, id, refused.Session)
 		}
 		return nil, store.Session{}, err
 	}
@@ -106,20 +109,26 @@ func (m *Manager) Begin(ctx context.Context, o Owner, id, tool, arguments string
 }
 
 // live refuses a session that o does not own, that has ended or that has
-// idled out at now. A session of another identity looks like an unknown one.
+// idled out at now (the store's rule, store.Session.Refuses).
 func (m *Manager) live(o Owner, s store.Session, now time.Time) error {
-	if s.IdentityID != o.IdentityID || s.ProjectID != o.ProjectID {
-		return notFound(s.ID)
-	}
-	if !s.EndedAt.IsZero() {
-		return &fault.Error{Kind: fault.Invalid, Code: CodeEnded,
-			Message: "session " + quote(s.ID) + " has ended: call start_ai_session to start a new one"}
-	}
-	if exp, ok := s.ExpiresAt(); ok && !now.Before(exp) {
-		return &fault.Error{Kind: fault.Invalid, Code: CodeExpired,
-			Message: "session " + quote(s.ID) + " expired after " + s.IdleTimeout.String() + " without a call: call start_ai_session to start a new one"}
+	if r := s.Refuses(o.ProjectID, o.IdentityID, now); r != 0 {
+		return refusal(r, s.ID, s)
 	}
 	return nil
+}
+
+// refusal is the error a session refusing a call under id is answered
+// with. A session of another identity looks like an unknown one.
+func refusal(r store.Refusal, id string, s store.Session) error {
+	switch r {
+	case store.RefusedEnded:
+		return &fault.Error{Kind: fault.Invalid, Code: CodeEnded,
+			Message: "session " + quote(id) + " has ended: call start_ai_session to start a new one"}
+	case store.RefusedExpired:
+		return &fault.Error{Kind: fault.Invalid, Code: CodeExpired,
+			Message: "session " + quote(id) + " expired after " + s.IdleTimeout.String() + " without a call: call start_ai_session to start a new one"}
+	}
+	return notFound(id)
 }
 
 func notFound(id string) *fault.Error {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"slices"
 	"time"
 
@@ -32,9 +33,10 @@ type journalOp struct {
 	// report, when set, is an operation nobody waits for
 	// (FinishCallLater): the writer hands it the operation's error.
 	report func(error)
-	check  func(Session) error
-	at     time.Time
-	entry  JournalEntry
+	// projectID and identityID name the caller of a begin.
+	projectID, identityID string
+	at                    time.Time
+	entry                 JournalEntry
 	// results
 	session Session
 	err     error
@@ -83,22 +85,37 @@ func (s *Store) closeJournal() {
 
 // runJournal is the writer goroutine; it ends when closeJournal has closed
 // the queue and the queue is drained.
+//
+// A batch that nobody waits for — outcomes queued by FinishCallLater only —
+// lingers up to outcomeLinger for an operation somebody waits for, and
+// rides in its transaction: under load every outcome shares the commit of a
+// later call's entry instead of costing one of its own.
 func (s *Store) runJournal() {
 	defer close(s.journalDone)
 	batch := make([]*journalOp, 0, maxJournalBatch)
+	linger := time.NewTimer(outcomeLinger)
+	linger.Stop()
 	for op := range s.journalQ {
-		batch = append(batch[:0], op)
-	fill:
-		for len(batch) < maxJournalBatch {
-			select {
-			case op, ok := <-s.journalQ:
-				if !ok {
-					break fill
+		batch = s.drain(append(batch[:0], op))
+		if !awaited(batch) && len(batch) < maxJournalBatch {
+			linger.Reset(outcomeLinger)
+		wait:
+			for len(batch) < maxJournalBatch {
+				select {
+				case op, ok := <-s.journalQ:
+					if !ok {
+						break wait
+					}
+					batch = append(batch, op)
+					if op.report == nil {
+						break wait
+					}
+				case <-linger.C:
+					break wait
 				}
-				batch = append(batch, op)
-			default:
-				break fill
 			}
+			linger.Stop()
+			batch = s.drain(batch)
 		}
 		s.writeJournal(batch)
 		for _, op := range batch {
@@ -108,6 +125,31 @@ func (s *Store) runJournal() {
 			close(op.done)
 		}
 	}
+}
+
+// outcomeLinger is how long outcomes nobody waits for may wait for company.
+const outcomeLinger = 2 * time.Millisecond
+
+// drain appends to batch what is queued, without waiting, up to
+// maxJournalBatch.
+func (s *Store) drain(batch []*journalOp) []*journalOp {
+	for len(batch) < maxJournalBatch {
+		select {
+		case op, ok := <-s.journalQ:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, op)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// awaited reports whether somebody waits for an operation of batch.
+func awaited(batch []*journalOp) bool {
+	return slices.ContainsFunc(batch, func(op *journalOp) bool { return op.report == nil })
 }
 
 // writeJournal writes a batch in one transaction. When the transaction
@@ -135,6 +177,9 @@ func (s *Store) writeJournal(batch []*journalOp) {
 		if err == nil {
 			return
 		}
+		// What the writer remembers of the sessions may be what the
+		// failed transaction wrote: read them again.
+		clear(s.seen)
 	}
 	for _, op := range batch {
 		op.err = nil
@@ -144,8 +189,11 @@ func (s *Store) writeJournal(batch []*journalOp) {
 			}
 			return s.applyJournal(ctx, prepared{s, tx}, op)
 		})
-		if err != nil && op.err == nil {
-			op.err = err
+		if err != nil {
+			clear(s.seen)
+			if op.err == nil {
+				op.err = err
+			}
 		}
 	}
 }
@@ -173,9 +221,13 @@ func (s *Store) lockSessions(ctx context.Context, tx *sql.Tx, batch []*journalOp
 	return nil
 }
 
-// applyJournal writes op inside tx. A refusal of op alone — check's error,
-// an unknown session or entry — goes to op.err and writes nothing for op;
-// a database error is returned and fails the transaction.
+// applyJournal writes op inside tx. A refusal of op alone — the session
+// refusing the call, an unknown entry — goes to op.err and writes nothing
+// for op; a database error is returned and fails the transaction.
+//
+// A begin in a session the writer has seen (s.seen) is one statement,
+// insertLiveCall, which checks the session as it appends; the session is
+// read only the first time, and when that statement refuses, to say why.
 func (s *Store) applyJournal(ctx context.Context, tx prepared, op *journalOp) error {
 	e := &op.entry
 	if !op.begin {
@@ -192,30 +244,54 @@ func (s *Store) applyJournal(ctx context.Context, tx prepared, op *journalOp) er
 		}
 		return nil
 	}
+	stamp := op.at.UnixNano()
+	ss, seen := s.seen[e.SessionID]
+	if seen {
+		err := tx.QueryRowContext(ctx, insertLiveCall, e.SessionID, e.Tool, e.Arguments, stamp,
+			e.SessionID, op.identityID, op.projectID, stamp).Scan(&e.Seq)
+		if err == nil {
+			return s.touched(ctx, tx, op, ss)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		delete(s.seen, e.SessionID)
+	}
 	ss, err := oneSession(ctx, tx, e.SessionID)
 	if err != nil {
 		if fault.KindOf(err) == fault.NotFound {
-			op.err = err
+			op.err = &SessionRefused{Reason: RefusedUnknown}
 			return nil
 		}
 		return err
 	}
-	if err := op.check(ss); err != nil {
-		op.err = err
+	if r := ss.Refuses(op.projectID, op.identityID, op.at); r != 0 {
+		op.err = &SessionRefused{Reason: r, Session: ss}
 		return nil
-	}
-	stamp := op.at.UnixNano()
-	// last_seen_at moves in steps of touchStep: a burst of calls writes it
-	// once, and an idle timeout is at most that much late.
-	if op.at.Sub(ss.LastSeenAt) >= touchStep || op.at.Before(ss.LastSeenAt) {
-		if _, err := tx.ExecContext(ctx, touchSession, stamp, e.SessionID); err != nil {
-			return err
-		}
-		ss.LastSeenAt = e.StartedAt
 	}
 	if err := tx.QueryRowContext(ctx, insertCall, e.SessionID, e.Tool, e.Arguments, stamp, e.SessionID).Scan(&e.Seq); err != nil {
 		return err
 	}
+	if len(s.seen) >= maxSeenSessions {
+		clear(s.seen)
+	}
+	return s.touched(ctx, tx, op, ss)
+}
+
+// maxSeenSessions bounds the writer's memory of sessions.
+const maxSeenSessions = 10000
+
+// touched completes a begin whose entry is written: last_seen_at moves in
+// steps of touchStep (a burst of calls writes it once, and an idle timeout
+// is at most that much late), and op gets the session as it now is.
+func (s *Store) touched(ctx context.Context, tx prepared, op *journalOp, ss Session) error {
+	if op.at.Sub(ss.LastSeenAt) >= touchStep || op.at.Before(ss.LastSeenAt) {
+		if _, err := tx.ExecContext(ctx, touchSession, op.at.UnixNano(), op.entry.SessionID); err != nil {
+			return err
+		}
+		ss.LastSeenAt = op.entry.StartedAt
+	}
+	s.seen[op.entry.SessionID] = ss
 	op.session = ss
 	return nil
 }

@@ -13,8 +13,8 @@ func TestJournalConcurrent(t *testing.T) { eachBackend(t, testJournalConcurrent)
 
 // testJournalConcurrent: calls begun at once from many goroutines, in two
 // sessions, share the writer's transactions and still get every Seq of
-// their session once, in 1..n; a refusing check, or an unknown session, in
-// the middle of a batch refuses that call alone; every outcome lands.
+// their session once, in 1..n; a call of another identity, or in an unknown
+// session, in the middle of a batch is refused alone; every outcome lands.
 func testJournalConcurrent(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
@@ -25,7 +25,6 @@ func testJournalConcurrent(t *testing.T) {
 		ids = append(ids, ss.ID)
 	}
 	const perSession = 40
-	refuse := fault.New(fault.Invalid, "refused")
 	type got struct {
 		session string
 		seq     int64
@@ -36,7 +35,7 @@ func testJournalConcurrent(t *testing.T) {
 	for i := range perSession {
 		for _, sid := range ids {
 			wg.Go(func() {
-				_, e, err := s.BeginCall(ctx, sid, time.Now(), func(Session) error { return nil }, "t", `{"i":1}`)
+				_, e, err := s.BeginCall(ctx, CallStart{SessionID: sid, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "t", Arguments: `{"i":1}`})
 				if err == nil {
 					err = s.FinishCall(ctx, sid, e.Seq, "ok", "", int64(i), time.Millisecond)
 				}
@@ -44,14 +43,16 @@ func testJournalConcurrent(t *testing.T) {
 			})
 		}
 		wg.Go(func() {
-			_, _, err := s.BeginCall(ctx, ids[i%2], time.Now(), func(Session) error { return refuse }, "x", `{}`)
-			if !errors.Is(err, refuse) {
-				t.Errorf("refusing check: %v", err)
+			_, _, err := s.BeginCall(ctx, CallStart{SessionID: ids[i%2], ProjectID: p.ID, IdentityID: "stranger", At: time.Now(), Tool: "x", Arguments: `{}`})
+			if r := (*SessionRefused)(nil); !errors.As(err, &r) || r.Reason != RefusedUnknown {
+				t.Errorf("another identity's call: %v", err)
 			}
 		})
 		wg.Go(func() {
-			_, _, err := s.BeginCall(ctx, "00000000-0000-0000-0000-000000000000", time.Now(), func(Session) error { return nil }, "x", `{}`)
-			wantKind(t, err, fault.NotFound)
+			_, _, err := s.BeginCall(ctx, CallStart{SessionID: "00000000-0000-0000-0000-000000000000", ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "x", Arguments: `{}`})
+			if r := (*SessionRefused)(nil); !errors.As(err, &r) || r.Reason != RefusedUnknown {
+				t.Errorf("unknown session: %v", err)
+			}
 		})
 	}
 	wg.Wait()
@@ -89,7 +90,7 @@ func TestJournalClosed(t *testing.T) {
 	p, id := sessionOwner(t, s, "c")
 	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c"}))
 	s.Close()
-	_, _, err := s.BeginCall(ctx, ss.ID, time.Now(), func(Session) error { return nil }, "t", `{}`)
+	_, _, err := s.BeginCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "t", Arguments: `{}`})
 	wantKind(t, err, fault.Unavailable)
 }
 
@@ -104,7 +105,7 @@ func testFinishCallLater(t *testing.T) {
 	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c"}))
 	var seqs []int64
 	for range 20 {
-		_, e, err := s.BeginCall(ctx, ss.ID, time.Now(), func(Session) error { return nil }, "t", `{}`)
+		_, e, err := s.BeginCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "t", Arguments: `{}`})
 		if err != nil {
 			t.Fatal(err)
 		}

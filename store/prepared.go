@@ -16,7 +16,7 @@ import (
 // statements prepared before it began (preparing one needs a connection
 // of the pool, and a transaction waiting for one while holding the write
 // lock would stall every other writer).
-var hotQueries = []string{selectSession, touchSession, insertCall, finishCall}
+var hotQueries = []string{selectSession, touchSession, insertCall, insertLiveCall, finishCall}
 
 const (
 	selectSession = `SELECT ` + sessionCols + sessionFrom + ` WHERE s.id = ?`
@@ -24,6 +24,16 @@ const (
 	// insertCall appends an entry with the session's next Seq.
 	insertCall = `INSERT INTO session_calls (session_id, seq, tool, arguments, started_at)
 SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ? FROM session_calls WHERE session_id = ? RETURNING seq`
+	// insertLiveCall is insertCall for a session the journal writer has
+	// read before: it appends the entry only when the session takes the
+	// call (the conditions of Session.Refuses: owner, not ended, not idle
+	// out at the call's time), so that the call needs no read of the
+	// session. Arguments: session, tool, arguments, started_at, session,
+	// identity, project, started_at.
+	insertLiveCall = `INSERT INTO session_calls (session_id, seq, tool, arguments, started_at)
+SELECT s.id, COALESCE((SELECT MAX(c.seq) FROM session_calls c WHERE c.session_id = ?), 0) + 1, ?, ?, ?
+FROM sessions s WHERE s.id = ? AND s.identity_id = ? AND s.project_id = ? AND s.ended_at IS NULL
+AND (s.idle_ns = 0 OR s.last_seen_at + s.idle_ns > ?) RETURNING seq`
 	finishCall = `UPDATE session_calls SET outcome = ?, message = ?, rows_count = ?, duration_ns = ?
 WHERE session_id = ? AND seq = ?`
 )

@@ -170,17 +170,69 @@ func (s *Store) EndSession(ctx context.Context, id string, at time.Time) error {
 	})
 }
 
-// BeginCall journals a call: it reads the session, lets check refuse it
-// (check sees the session as it was before this call), moves LastSeenAt to
-// at when it is a second or more behind, and appends the entry with the next
-// Seq, all in one transaction, which the journal writer may share with other
-// calls' (journal_writer.go). It returns once the entry is committed, with
-// the session as updated and the entry as stored. An unknown session is
-// fault.NotFound; an error from check is returned as it is and nothing is
-// written.
-func (s *Store) BeginCall(ctx context.Context, sessionID string, at time.Time, check func(Session) error, tool, arguments string) (Session, JournalEntry, error) {
-	op := &journalOp{begin: true, check: check, at: at,
-		entry: JournalEntry{SessionID: sessionID, Tool: tool, Arguments: arguments, StartedAt: time.Unix(0, at.UnixNano()).UTC()}}
+// CallStart is a tool call to journal: who calls, in which session, when,
+// and what.
+type CallStart struct {
+	SessionID, ProjectID, IdentityID string
+	At                               time.Time
+	Tool, Arguments                  string
+}
+
+// Refusal says why a session takes no call (Session.Refuses).
+type Refusal int
+
+const (
+	// RefusedUnknown: no such session, or one another identity owns.
+	RefusedUnknown Refusal = iota + 1
+	// RefusedEnded: the session has been ended.
+	RefusedEnded
+	// RefusedExpired: the session went idle longer than its IdleTimeout.
+	RefusedExpired
+)
+
+// SessionRefused is the error BeginCall refuses a call with. Session is the
+// session as read (zero when Reason is RefusedUnknown).
+type SessionRefused struct {
+	Reason  Refusal
+	Session Session
+}
+
+func (e *SessionRefused) Error() string {
+	switch e.Reason {
+	case RefusedEnded:
+		return "store: session " + e.Session.ID + " has ended"
+	case RefusedExpired:
+		return "store: session " + e.Session.ID + " has expired"
+	}
+	return "store: session not found"
+}
+
+// Refuses tells why ss takes no call of identity identityID in project
+// projectID at at, or 0 when it takes it. BeginCall applies this rule, in
+// SQL too (insertLiveCall holds the same conditions).
+func (ss Session) Refuses(projectID, identityID string, at time.Time) Refusal {
+	switch {
+	case ss.ID == "" || ss.IdentityID != identityID || ss.ProjectID != projectID:
+		return RefusedUnknown
+	case !ss.EndedAt.IsZero():
+		return RefusedEnded
+	}
+	if exp, ok := ss.ExpiresAt(); ok && !at.Before(exp) {
+		return RefusedExpired
+	}
+	return 0
+}
+
+// BeginCall journals a call: when the session takes it (Session.Refuses),
+// it moves LastSeenAt to c.At when that is a second or more behind and
+// appends the entry with the next Seq, in one transaction, which the
+// journal writer may share with other calls' (journal_writer.go). It
+// returns once the entry is committed, with the session as updated and the
+// entry as stored. A session that refuses the call is a *SessionRefused and
+// nothing is written.
+func (s *Store) BeginCall(ctx context.Context, c CallStart) (Session, JournalEntry, error) {
+	op := &journalOp{begin: true, at: c.At, projectID: c.ProjectID, identityID: c.IdentityID,
+		entry: JournalEntry{SessionID: c.SessionID, Tool: c.Tool, Arguments: c.Arguments, StartedAt: time.Unix(0, c.At.UnixNano()).UTC()}}
 	if err := s.journal(ctx, op); err != nil {
 		return Session{}, JournalEntry{}, err
 	}

@@ -38,13 +38,15 @@ func testSessionsLifecycle(t *testing.T) {
 
 	// A call is journaled before it runs, with the session touched.
 	at := ss.StartedAt.Add(10 * time.Second)
-	var seen Session
-	touched, e, err := s.BeginCall(ctx, ss.ID, at, func(cur Session) error { seen = cur; return nil }, "ping", `{}`)
+	call := func(at time.Time, tool string) CallStart {
+		return CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: at, Tool: tool, Arguments: `{}`}
+	}
+	touched, e, err := s.BeginCall(ctx, call(at, "ping"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if seen != ss || !touched.LastSeenAt.Equal(at) || e.Seq != 1 || e.Done {
-		t.Fatalf("check saw %+v; touched %+v; entry %+v", seen, touched, e)
+	if !touched.LastSeenAt.Equal(at) || e.Seq != 1 || e.Done || touched.Name != ss.Name || touched.Identity != "agent" {
+		t.Fatalf("touched %+v; entry %+v", touched, e)
 	}
 	j := must[[]JournalEntry](t)(s.Journal(ctx, ss.ID))
 	if len(j) != 1 || j[0].Tool != "ping" || j[0].Arguments != `{}` || j[0].Done || !j[0].StartedAt.Equal(at) {
@@ -60,16 +62,49 @@ func testSessionsLifecycle(t *testing.T) {
 	wantKind(t, s.FinishCall(ctx, ss.ID, 9, "ok", "", 0, 0), fault.NotFound)
 	wantKind(t, s.FinishCall(ctx, ss.ID, 1, "", "", 0, 0), fault.Invalid)
 
-	// A refusing check writes nothing.
-	refuse := fault.New(fault.Invalid, "refused")
-	if _, _, err := s.BeginCall(ctx, ss.ID, at.Add(time.Hour), func(Session) error { return refuse }, "x", `{}`); !errors.Is(err, refuse) {
-		t.Fatalf("refusing check: %v", err)
+	// Within the touch step a call leaves last_seen_at alone; a second
+	// later it moves.
+	if got, _, err := s.BeginCall(ctx, call(at.Add(500*time.Millisecond), "ping")); err != nil || !got.LastSeenAt.Equal(at) {
+		t.Fatalf("call within the step: %v, last seen %v", err, got.LastSeenAt)
 	}
-	if j := must[[]JournalEntry](t)(s.Journal(ctx, ss.ID)); len(j) != 1 {
-		t.Fatalf("refused call was journaled: %+v", j)
+	at = at.Add(2 * time.Second)
+	if got, e, err := s.BeginCall(ctx, call(at, "ping")); err != nil || !got.LastSeenAt.Equal(at) || e.Seq != 3 {
+		t.Fatalf("call after the step: %v, last seen %v, seq %d", err, got.LastSeenAt, e.Seq)
 	}
 	if got := must[Session](t)(s.SessionByID(ctx, ss.ID)); !got.LastSeenAt.Equal(at) {
-		t.Fatalf("refused call touched the session: %v", got.LastSeenAt)
+		t.Fatalf("stored last seen %v, want %v", got.LastSeenAt, at)
+	}
+
+	// Refusals write nothing. A session the writer has seen is refused by
+	// insertLiveCall's conditions, then read to say why (the first
+	// refusal of each pair below); one it has not seen is read at once.
+	refusedAs := func(c CallStart, want Refusal) {
+		t.Helper()
+		_, _, err := s.BeginCall(ctx, c)
+		var r *SessionRefused
+		if !errors.As(err, &r) || r.Reason != want {
+			t.Fatalf("BeginCall(%+v) = %v, want refusal %d", c, err, want)
+		}
+	}
+	stranger := call(at, "x")
+	stranger.IdentityID = "someone-else"
+	refusedAs(stranger, RefusedUnknown)
+	elsewhere := call(at, "x")
+	elsewhere.ProjectID = "another-project"
+	refusedAs(elsewhere, RefusedUnknown)
+	// Just before the idle timeout the call is taken (and the writer has
+	// seen the session again).
+	at = at.Add(time.Minute - time.Nanosecond)
+	if got, e, err := s.BeginCall(ctx, call(at, "ping")); err != nil || e.Seq != 4 || !got.LastSeenAt.Equal(at) {
+		t.Fatalf("call just in time: %v, seq %d", err, e.Seq)
+	}
+	refusedAs(call(at.Add(time.Minute), "x"), RefusedExpired)
+	refusedAs(call(at.Add(time.Minute+time.Second), "x"), RefusedExpired)
+	if j := must[[]JournalEntry](t)(s.Journal(ctx, ss.ID)); len(j) != 4 {
+		t.Fatalf("refused calls were journaled: %+v", j)
+	}
+	if got := must[Session](t)(s.SessionByID(ctx, ss.ID)); !got.LastSeenAt.Equal(at) {
+		t.Fatalf("a refused call touched the session: %v", got.LastSeenAt)
 	}
 
 	// Ending is once.
@@ -81,6 +116,7 @@ func testSessionsLifecycle(t *testing.T) {
 	if ended.EndedAt.IsZero() {
 		t.Fatal("EndedAt not set")
 	}
+	refusedAs(call(at.Add(2*time.Second), "x"), RefusedEnded)
 	if _, ok := ended.ExpiresAt(); ok {
 		t.Fatal("an ended session still expires")
 	}
@@ -88,8 +124,9 @@ func testSessionsLifecycle(t *testing.T) {
 	// Unknowns and bad input.
 	_, err = s.SessionByID(ctx, "nope")
 	wantKind(t, err, fault.NotFound)
-	_, _, err = s.BeginCall(ctx, "nope", at, func(Session) error { return nil }, "x", `{}`)
-	wantKind(t, err, fault.NotFound)
+	unknown := call(at, "x")
+	unknown.SessionID = "nope"
+	refusedAs(unknown, RefusedUnknown)
 	_, err = s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: "nope", Name: "n", Context: "c"})
 	wantKind(t, err, fault.NotFound)
 	_, err = s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: -1})
@@ -115,7 +152,7 @@ func testSessionWritesLeaveChangeSeq(t *testing.T) {
 	p, id := sessionOwner(t, s, "a")
 	before := must[int64](t)(s.ChangeSeq(ctx))
 	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c"}))
-	if _, _, err := s.BeginCall(ctx, ss.ID, time.Now(), func(Session) error { return nil }, "ping", `{}`); err != nil {
+	if _, _, err := s.BeginCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "ping", Arguments: `{}`}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.FinishCall(ctx, ss.ID, 1, "ok", "", 0, 0); err != nil {
@@ -142,7 +179,7 @@ func testJournalConcurrentCalls(t *testing.T) {
 	errs := make(chan error, n)
 	for range n {
 		wg.Go(func() {
-			_, e, err := s.BeginCall(ctx, ss.ID, time.Now(), func(Session) error { return nil }, "ping", `{}`)
+			_, e, err := s.BeginCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "ping", Arguments: `{}`})
 			if err == nil {
 				err = s.FinishCall(ctx, ss.ID, e.Seq, "ok", "", 0, 0)
 			}

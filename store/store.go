@@ -56,6 +56,9 @@ type Store struct {
 	journalDone   chan struct{}
 	journalMu     sync.RWMutex // guards journalClosed and the closing of journalQ
 	journalClosed bool
+	// seen is the journal writer's memory of the sessions it has journaled
+	// calls of (only the writer goroutine uses it; see applyJournal).
+	seen map[string]Session
 	// closing ends with Close (shut), and with it the Changes channels.
 	closing context.Context
 	shut    context.CancelFunc
@@ -109,6 +112,7 @@ func OpenControl(ctx context.Context, dataDir, controlDSN string) (*Store, error
 	s.prepareHot(ctx)
 	s.closing, s.shut = context.WithCancel(context.Background())
 	s.journalQ, s.journalDone = make(chan *journalOp, maxJournalBatch), make(chan struct{})
+	s.seen = map[string]Session{}
 	go s.runJournal()
 	return s, nil
 }
