@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
 // The direct road: a tools/call of the 2026-07-28 era that passes every
@@ -26,7 +25,7 @@ import (
 // to mcp-go. The answers are the same bytes (TestDirectParity).
 
 // direct answers body on the direct road and reports whether it did.
-func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Context, body []byte, handlers map[string]mcpserver.ToolHandlerFunc) bool {
+func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Context, body []byte, rd *roads) bool {
 	if s.noDirect.Load() {
 		return false
 	}
@@ -37,30 +36,32 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return false
 	}
+	// One decoding of the whole message; a params that is not an object
+	// fails it, as it fails mcp-go's.
 	var msg struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params"`
+		Params  struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+			Meta      *mcpgo.Meta     `json:"_meta"`
+			Task      json.RawMessage `json:"task"`
+		} `json:"params"`
 	}
 	if json.Unmarshal(body, &msg) != nil || msg.JSONRPC != mcpgo.JSONRPC_VERSION || msg.Method != string(mcpgo.MethodToolsCall) {
+		return false
+	}
+	params := &msg.Params
+	if params.Meta.ProtocolVersion() != version || params.Task != nil || !standardHeaders(r.Header, params.Name) {
 		return false
 	}
 	id, ok := requestID(msg.ID)
 	if !ok {
 		return false
 	}
-	var params struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      *mcpgo.Meta     `json:"_meta"`
-		Task      json.RawMessage `json:"task"`
-	}
-	if json.Unmarshal(msg.Params, &params) != nil || params.Meta.ProtocolVersion() != version || params.Task != nil {
-		return false
-	}
-	h := handlers[params.Name]
-	if h == nil || mcpgo.ValidateStandardHeaders(r.Header.Get, version, mcpgo.MethodToolsCall, msg.Params) != nil {
+	inv, h := rd.invokers[params.Name], rd.handlers[params.Name]
+	if h == nil {
 		return false
 	}
 	args := params.Arguments
@@ -71,18 +72,21 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	req.Method = string(mcpgo.MethodToolsCall)
 	req.Params.Name, req.Params.Meta, req.Params.RawArguments = params.Name, params.Meta, args
 	s.directCalls.Add(1)
-	res, err := h(ctx, req)
 
-	buf := bufs.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= maxPooledBuffer {
-			buf.Reset()
-			bufs.Put(buf)
+	buf := getBuffer()
+	defer putBuffer(buf)
+	var err error
+	if inv != nil {
+		var rep reply
+		if rep, err = inv(ctx, req); err == nil {
+			s.encodeReply(buf, id, rep)
+			rep.free()
 		}
-	}()
-	buf.Reset()
-	if err == nil {
-		err = s.encodeResult(buf, id, res)
+	} else {
+		var res *mcpgo.CallToolResult
+		if res, err = h(ctx, req); err == nil {
+			err = s.encodeResult(buf, id, res)
+		}
 	}
 	if err != nil {
 		buf.Reset()
@@ -93,6 +97,19 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())
 	return true
+}
+
+// standardHeaders applies mcp-go's rule for the Mcp-Method and Mcp-Name
+// headers of a tools/call (mcpgo.ValidateStandardHeaders) to the name the
+// body gives, already decoded: Mcp-Method is tools/call, Mcp-Name is set and
+// decodes to the name.
+func standardHeaders(h http.Header, name string) bool {
+	if h.Get(mcpgo.HeaderMethod) != string(mcpgo.MethodToolsCall) {
+		return false
+	}
+	v := h.Get(mcpgo.HeaderName)
+	decoded, ok := mcpgo.DecodeHeaderValue(v)
+	return v != "" && ok && decoded == name
 }
 
 // requestID is the JSON text of a request id as mcp-go writes it back: a
@@ -119,6 +136,21 @@ func requestID(raw json.RawMessage) ([]byte, bool) {
 
 var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// getBuffer takes an empty buffer from the pool.
+func getBuffer() *bytes.Buffer {
+	b := bufs.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+// putBuffer hands b (nil is fine) back to the pool, unless it has grown
+// too big to keep.
+func putBuffer(b *bytes.Buffer) {
+	if b != nil && b.Cap() <= maxPooledBuffer {
+		bufs.Put(b)
+	}
+}
+
 // maxPooledBuffer keeps one huge answer from pinning its buffer.
 const maxPooledBuffer = 4 << 20
 
@@ -131,11 +163,7 @@ func (s *Server) encodeResult(buf *bytes.Buffer, id []byte, res *mcpgo.CallToolR
 	if res == nil {
 		return errNilResult
 	}
-	buf.WriteString(`{"jsonrpc":"2.0","id":`)
-	buf.Write(id)
-	buf.WriteString(`,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"minimal","version":`)
-	writeString(buf, s.cfg.Version)
-	buf.WriteString(`}},"content":[`)
+	s.openResult(buf, id)
 	for i, c := range res.Content {
 		tc, ok := c.(mcpgo.TextContent)
 		if !ok || tc.Annotations != nil || tc.Meta != nil {
@@ -148,27 +176,62 @@ func (s *Server) encodeResult(buf *bytes.Buffer, id []byte, res *mcpgo.CallToolR
 		writeString(buf, tc.Text)
 		buf.WriteByte('}')
 	}
-	buf.WriteByte(']')
-	if res.IsError {
-		buf.WriteString(`,"isError":true`)
-	}
-	buf.WriteString(`,"resultType":"complete"`)
 	switch sc := res.StructuredContent.(type) {
 	case nil:
+		closeResult(buf, res.IsError, nil, "")
 	case json.RawMessage:
 		// The tools answer compact JSON of their own making (mcp-go would
 		// compact it again; TestDirectParity holds the two equal).
-		buf.WriteString(`,"structuredContent":`)
-		if needsHTMLEscape(sc) {
-			json.HTMLEscape(buf, sc) // encoding/json escapes these inside raw messages too
-		} else {
-			buf.Write(sc)
-		}
+		closeResult(buf, res.IsError, sc, "")
 	default:
 		return errUnexpectedContent
 	}
-	buf.WriteString("}}\n")
 	return nil
+}
+
+// encodeReply writes the response carrying a gateway tool's reply, the
+// bytes encodeResult writes for the reply's result (reply.result).
+func (s *Server) encodeReply(buf *bytes.Buffer, id []byte, r reply) {
+	s.openResult(buf, id)
+	buf.WriteString(`{"type":"text","text":`)
+	writeString(buf, r.text)
+	buf.WriteByte('}')
+	closeResult(buf, r.isError, r.text, r.key)
+}
+
+// openResult writes a response up to the first content block.
+func (s *Server) openResult(buf *bytes.Buffer, id []byte) {
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	buf.Write(id)
+	buf.WriteString(`,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"minimal","version":`)
+	writeString(buf, s.cfg.Version)
+	buf.WriteString(`}},"content":[`)
+}
+
+// closeResult writes the rest of a response after the content blocks: the
+// structured content, when not nil, is raw JSON (wrapped in an object under
+// key when key is set) and escaped as encoding/json escapes raw messages.
+func closeResult(buf *bytes.Buffer, isError bool, structured []byte, key string) {
+	buf.WriteByte(']')
+	if isError {
+		buf.WriteString(`,"isError":true`)
+	}
+	buf.WriteString(`,"resultType":"complete"`)
+	if structured != nil {
+		buf.WriteString(`,"structuredContent":`)
+		if key != "" {
+			buf.WriteString(`{"` + key + `":`)
+		}
+		if needsHTMLEscape(structured) {
+			json.HTMLEscape(buf, structured) // encoding/json escapes these inside raw messages too
+		} else {
+			buf.Write(structured)
+		}
+		if key != "" {
+			buf.WriteByte('}')
+		}
+	}
+	buf.WriteString("}}\n")
 }
 
 // encodeRPCError writes the JSON-RPC error mcp-go answers for a handler
@@ -195,70 +258,96 @@ func needsHTMLEscape(b []byte) bool {
 // writeString writes s as a JSON string, escaped byte for byte as
 // encoding/json escapes it: quotes, backslashes and control characters,
 // <, > and &, U+2028 and U+2029, and invalid UTF-8 as U+FFFD.
-func writeString(buf *bytes.Buffer, s string) {
-	// Appending to the buffer's free space and handing the bytes back
-	// costs one copy in place; a page of rows escapes a quote every few
-	// bytes, and append is far cheaper per piece than the Buffer methods.
-	dst := appendString(slices.Grow(buf.AvailableBuffer(), len(s)+len(s)/4+2), s)
-	buf.Write(dst)
+func writeString[T string | []byte](buf *bytes.Buffer, s T) {
+	// Made in the buffer's free space, the bytes are handed back with a
+	// copy in place.
+	buf.Grow(len(s) + len(s)/4 + 16)
+	buf.Write(appendString(buf.AvailableBuffer(), s))
 }
 
-// appendString appends s to dst as writeString writes it.
-func appendString(dst []byte, s string) []byte {
+// appendString appends s to dst as writeString writes it. Bytes are stored
+// one by one into room made ahead: a page of rows has a quote every few
+// bytes, and a call to copy for each piece between them costs more than
+// the piece.
+func appendString[T string | []byte](dst []byte, s T) []byte {
 	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
+	// slack is the room an escape needs; d has more than that after j
+	// at the top of the loop.
+	const slack = 8
+	d, j := grow(dst, len(s)+slack)
+	d[j] = '"'
+	j++
 	for i := 0; i < len(s); {
+		if len(d)-j <= slack {
+			d, j = grow(d[:j], len(s)-i+slack+1)
+		}
+		// A run of plain bytes, as far as the room goes.
+		n := min(len(s)-i, len(d)-j-slack)
+		k := 0
+		for k < n && plain[s[i+k]] {
+			d[j+k] = s[i+k]
+			k++
+		}
+		i, j = i+k, j+k
+		if k == n {
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if plain[c] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
+			i++
+			d[j] = '\\'
 			switch c {
 			case '"', '\\':
-				dst = append(dst, '\\', c)
+				d[j+1] = c
 			case '\b':
-				dst = append(dst, '\\', 'b')
+				d[j+1] = 'b'
 			case '\f':
-				dst = append(dst, '\\', 'f')
+				d[j+1] = 'f'
 			case '\n':
-				dst = append(dst, '\\', 'n')
+				d[j+1] = 'n'
 			case '\r':
-				dst = append(dst, '\\', 'r')
+				d[j+1] = 'r'
 			case '\t':
-				dst = append(dst, '\\', 't')
+				d[j+1] = 't'
 			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+				d[j+1], d[j+2], d[j+3], d[j+4], d[j+5] = 'u', '0', '0', hex[c>>4], hex[c&0xf]
+				j += 4
 			}
-			i++
-			start = i
+			j += 2
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		switch {
+		case r == utf8.RuneError && size == 1:
+			j += copy(d[j:], `\ufffd`)
+		case r == '\u2028' || r == '\u2029':
+			d[j], d[j+1], d[j+2], d[j+3], d[j+4], d[j+5] = '\\', 'u', '2', '0', '2', hex[r&0xf]
+			j += 6
+		default:
+			j += copy(d[j:], s[i:i+size])
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	if len(d)-j < 1 {
+		d, j = grow(d[:j], 1)
+	}
+	d[j] = '"'
+	return d[:j+1]
 }
 
-// plain marks the ASCII bytes written as they are inside a JSON string.
-var plain = func() (t [utf8.RuneSelf]bool) {
+// grow returns b's bytes with at least n free after them (and a quarter
+// more for the escapes to come), extended to its capacity, and len(b).
+func grow(b []byte, n int) ([]byte, int) {
+	j := len(b)
+	if cap(b)-j < n {
+		b = slices.Grow(b, n+n/4)
+	}
+	return b[:cap(b)], j
+}
+
+// plain marks the ASCII bytes written as they are inside a JSON string
+// (none of 0x80 and up: those are checked as UTF-8).
+var plain = func() (t [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
 	}

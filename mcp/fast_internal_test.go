@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// FuzzWriteString: writeString escapes every string exactly as
+// FuzzWriteString: writeString escapes every string (and its bytes) exactly as
 // encoding/json does, so the direct road answers mcp-go's bytes.
 func FuzzWriteString(f *testing.F) {
 	for _, s := range []string{"", "plain", `"q" \ / <b>&</b>`, "\x00\x01\b\f\n\r\t\x1f\x7f", "é ü 日本 😀", "\u2028\u2029", "\xff\xfe bad \xc3", "a\xe2\x80"} {
@@ -18,6 +18,11 @@ func FuzzWriteString(f *testing.F) {
 		want, _ := json.Marshal(s)
 		if !bytes.Equal(buf.Bytes(), want) {
 			t.Fatalf("writeString(%q) = %s, want %s", s, buf.Bytes(), want)
+		}
+		buf.Reset()
+		writeString(&buf, []byte(s))
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Fatalf("writeString([]byte(%q)) = %s, want %s", s, buf.Bytes(), want)
 		}
 	})
 }

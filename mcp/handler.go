@@ -13,34 +13,72 @@ import (
 	"github.com/littlebitlabs/minimal/sessions"
 )
 
-// handler runs one tool call: the session check and the journal entry come
-// first (the arguments are recorded, and committed, before anything else
-// happens), then the strict decoding of the arguments and the tool, then
-// the outcome, queued for the journal writer without waiting.
+// handler is a tool's mcp-go handler: invoke, its reply made a result.
 func (s *Server) handler(t *tool, tools []*tool) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		p, err := s.principal(ctx)
+		r, err := s.invoke(ctx, t, tools, req)
 		if err != nil {
-			// Only over stdio: HTTP refused the request before JSON-RPC.
-			return nil, s.rpcError(t, err)
+			return nil, err
 		}
-		raw := rawArguments(req)
-		c := &call{p: p, tools: tools}
-		var journaled *sessions.Call
-		if t.session {
-			journaled, c.session, err = s.sess.Begin(ctx, owner(p), callerFrom(ctx).session, t.name, string(raw))
-			if err != nil {
-				return s.refusal(t, err)
-			}
-		}
-		a, err := s.run(ctx, t, c, raw)
-		if journaled != nil {
-			journaled.FinishLater(err, a.rows, s.journalFailed(t.name, c.session.ID))
-		}
+		defer r.free()
+		return r.result(), nil
+	}
+}
+
+// invoke runs one tool call: the session check and the journal entry come
+// first (the arguments are recorded, and committed, before anything else
+// happens), then the strict decoding of the arguments and the tool, then
+// the outcome, queued for the journal writer without waiting. An error is
+// the one the call is answered with as a JSON-RPC error (see refusal).
+func (s *Server) invoke(ctx context.Context, t *tool, tools []*tool, req mcpgo.CallToolRequest) (reply, error) {
+	p, err := s.principal(ctx)
+	if err != nil {
+		// Only over stdio: HTTP refused the request before JSON-RPC.
+		return reply{}, s.rpcError(t, err)
+	}
+	raw := rawArguments(req)
+	c := &call{p: p, tools: tools}
+	var journaled *sessions.Call
+	if t.session {
+		journaled, c.session, err = s.sess.Begin(ctx, owner(p), callerFrom(ctx).session, t.name, string(raw))
 		if err != nil {
 			return s.refusal(t, err)
 		}
-		return result(a), nil
+	}
+	a, err := s.run(ctx, t, c, raw)
+	if journaled != nil {
+		journaled.FinishLater(err, a.rows, s.journalFailed(t.name, c.session.ID))
+	}
+	if err != nil {
+		return s.refusal(t, err)
+	}
+	return reply{text: a.text, key: a.key, buf: a.buf}, nil
+}
+
+// reply is a tool's answer as both faces write it: the JSON text, which is
+// also the structured content (an array wrapped in an object under key,
+// since structuredContent is an object), and whether it is a refusal. The
+// text may live in a pooled buffer, handed back by free.
+type reply struct {
+	text    []byte
+	key     string
+	isError bool
+	buf     *bytes.Buffer
+}
+
+// free hands the reply's buffer back; text is not to be read after.
+func (r reply) free() { putBuffer(r.buf) }
+
+// result is the reply as an mcp-go result, holding copies of the text.
+func (r reply) result() *mcpgo.CallToolResult {
+	structured := json.RawMessage(bytes.Clone(r.text))
+	if r.key != "" {
+		structured = json.RawMessage(`{"` + r.key + `":` + string(r.text) + `}`)
+	}
+	return &mcpgo.CallToolResult{
+		Content:           []mcpgo.Content{mcpgo.TextContent{Type: mcpgo.ContentTypeText, Text: string(r.text)}},
+		StructuredContent: structured,
+		IsError:           r.isError,
 	}
 }
 
@@ -80,39 +118,21 @@ func rawArguments(req mcpgo.CallToolRequest) []byte {
 	return buf.Bytes()
 }
 
-// result is a tool's answer: the JSON text in content[0].text and the same
-// value in structuredContent (an array wrapped in an object under a.key,
-// since structuredContent is an object).
-func result(a answer) *mcpgo.CallToolResult {
-	structured := json.RawMessage(a.text)
-	if a.key != "" {
-		structured = json.RawMessage(`{"` + a.key + `":` + string(a.text) + `}`)
-	}
-	return &mcpgo.CallToolResult{
-		Content:           []mcpgo.Content{mcpgo.TextContent{Type: mcpgo.ContentTypeText, Text: string(a.text)}},
-		StructuredContent: structured,
-	}
-}
-
 // refusal shapes an error of a tool. Everything the caller can fix —
 // validation, permission, not found, conflict, size, timeout, the session
 // rules — is a normal result with isError true and {"code","message"}. An
 // internal error or an unavailable database is a JSON-RPC error.
-func (s *Server) refusal(t *tool, err error) (*mcpgo.CallToolResult, error) {
+func (s *Server) refusal(t *tool, err error) (reply, error) {
 	fe := fault.As(err)
 	switch fe.Kind {
 	case fault.Internal, fault.Unavailable, fault.Unauthenticated:
-		return nil, s.rpcError(t, err)
+		return reply{}, s.rpcError(t, err)
 	}
 	body, _ := json.Marshal(struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	}{fe.WireCode(), fe.Message})
-	return &mcpgo.CallToolResult{
-		Content:           []mcpgo.Content{mcpgo.TextContent{Type: mcpgo.ContentTypeText, Text: string(body)}},
-		StructuredContent: json.RawMessage(body),
-		IsError:           true,
-	}, nil
+	return reply{text: body, isError: true}, nil
 }
 
 // rpcError is the error a handler returns for mcp-go to answer as JSON-RPC

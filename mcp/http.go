@@ -37,14 +37,14 @@ func (s *Server) Handler() http.Handler {
 // session) on POST path, admitting each request with who: the caller, or
 // the error the request is refused with.
 func (s *Server) httpFace(path string, stdio bool, who func(*http.Request) (*caller, error)) http.Handler {
-	srv, handlers := s.build(stdio)
+	srv, rd := s.build(stdio)
 	rpc := mcpserver.NewStreamableHTTPServer(srv,
 		mcpserver.WithStateLess(true),
 		mcpserver.WithStreamableHTTPProtocolVersions(SupportedVersions...),
 		mcpserver.WithStreamableHTTPLogger(s.log),
 	)
 	mux := http.NewServeMux()
-	mux.Handle(path, s.front(rpc, handlers, who))
+	mux.Handle(path, s.front(rpc, rd, who))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, "NOT_FOUND", "no route for "+r.URL.Path+": the MCP endpoint is POST "+path)
 	})
@@ -62,7 +62,7 @@ var statusOf = map[fault.Kind]int{
 	fault.Timeout:         http.StatusServiceUnavailable,
 }
 
-func (s *Server) front(next http.Handler, handlers map[string]mcpserver.ToolHandlerFunc, who func(*http.Request) (*caller, error)) http.Handler {
+func (s *Server) front(next http.Handler, rd *roads, who func(*http.Request) (*caller, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if msg := rebinding(r); msg != "" {
 			s.log.Warn("mcp request refused: DNS rebinding protection", "host", r.Host, "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
@@ -94,7 +94,7 @@ func (s *Server) front(next http.Handler, handlers map[string]mcpserver.ToolHand
 			return
 		}
 		ctx := withCaller(r.Context(), c)
-		if s.direct(w, r, ctx, body, handlers) {
+		if s.direct(w, r, ctx, body, rd) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

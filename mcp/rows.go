@@ -55,12 +55,13 @@ func (s *Server) readRows(ctx context.Context, c *call) (answer, error) {
 		return answer{}, err
 	}
 	defer res.Rows.Close()
-	var buf bytes.Buffer
-	n, err := encode.Stream(&buf, encode.JSON, res.Rows, &encode.Page{Number: plan.Offset / plan.Limit, Size: plan.Limit})
+	buf := getBuffer()
+	n, err := encode.Stream(buf, encode.JSON, res.Rows, &encode.Page{Number: plan.Offset / plan.Limit, Size: plan.Limit})
 	if err != nil {
+		putBuffer(buf)
 		return answer{}, err
 	}
-	return answer{text: bytes.TrimSuffix(buf.Bytes(), []byte("\n")), rows: n}, nil
+	return answer{text: bytes.TrimSuffix(buf.Bytes(), []byte("\n")), rows: n, buf: buf}, nil
 }
 
 func (s *Server) insertRows(ctx context.Context, c *call) (answer, error) {

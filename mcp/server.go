@@ -114,9 +114,9 @@ func New(d Deps, cfg Config) *Server {
 
 // build makes the mcp-go server with the tools of a transport: over stdio
 // the session is implicit, so start_ai_session and end_ai_session are not
-// offered. It returns the tool handlers by name too, for the direct road of
-// the HTTP face (fast.go).
-func (s *Server) build(stdio bool) (*mcpserver.MCPServer, map[string]mcpserver.ToolHandlerFunc) {
+// offered. It returns the tools by name too, for the direct road of the
+// HTTP face (fast.go).
+func (s *Server) build(stdio bool) (*mcpserver.MCPServer, *roads) {
 	var tools []*tool
 	for _, t := range catalog {
 		if !(stdio && t.sessionControl) {
@@ -154,17 +154,32 @@ func (s *Server) build(stdio bool) (*mcpserver.MCPServer, map[string]mcpserver.T
 		mcpserver.WithInstructions(instructions),
 		mcpserver.WithHooks(hooks),
 	}, s.miniAppOptions()...)...)
-	handlers := map[string]mcpserver.ToolHandlerFunc{}
+	rd := &roads{handlers: map[string]mcpserver.ToolHandlerFunc{}, invokers: map[string]invoker{}}
 	add := func(def mcpgo.Tool, h mcpserver.ToolHandlerFunc) {
 		srv.AddTool(def, h)
-		handlers[def.Name] = h
+		rd.handlers[def.Name] = h
 	}
 	for _, t := range tools {
 		add(t.definition(), s.handler(t, tools))
+		rd.invokers[t.name] = func(ctx context.Context, req mcpgo.CallToolRequest) (reply, error) {
+			return s.invoke(ctx, t, tools, req)
+		}
 	}
 	s.addMiniApp(srv, hooks, add)
-	return srv, handlers
+	return srv, rd
 }
+
+// roads are the tools of a transport by name, for the direct road: the
+// gateway's own tools as invokers, whose replies are written without an
+// mcp-go result in between, and every tool (the mini-app ones too) as its
+// mcp-go handler.
+type roads struct {
+	handlers map[string]mcpserver.ToolHandlerFunc
+	invokers map[string]invoker
+}
+
+// invoker runs a gateway tool (Server.invoke).
+type invoker func(context.Context, mcpgo.CallToolRequest) (reply, error)
 
 // caller is who a request comes from, put in the request context by the
 // transport: over HTTP the principal the credential layer verified, over

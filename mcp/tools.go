@@ -53,6 +53,8 @@ type answer struct {
 	text []byte
 	key  string
 	rows int64
+	// buf, when set, is the pooled buffer text lives in (see reply.free).
+	buf *bytes.Buffer
 }
 
 // usableBy reports whether the caller's key_type and roles allow the tool's
