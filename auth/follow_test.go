@@ -9,10 +9,10 @@ import (
 	"github.com/littlebitlabs/minimal/store"
 )
 
-// Follow makes a write to the store reach a cached token at once: with the
-// verifier's clock frozen its caches never expire, so only the flush can
-// make a disabled identity's token fail.
-func TestFollowFlushesCaches(t *testing.T) {
+// newProject opens a store of its own on SQLite (closed with the test) and
+// creates an org and a project in it.
+func newProject(t *testing.T) (*store.Store, store.Project) {
+	t.Helper()
 	t.Setenv(store.EnvControlDSN, "")
 	t.Setenv(store.EnvMasterKey, "")
 	ctx := t.Context()
@@ -20,7 +20,7 @@ func TestFollowFlushesCaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	org, err := st.CreateOrg(ctx, "O", "o")
 	if err != nil {
 		t.Fatal(err)
@@ -29,6 +29,15 @@ func TestFollowFlushesCaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st, proj
+}
+
+// Follow makes a write to the store reach a cached token at once: with the
+// verifier's clock frozen its caches never expire, so only the flush can
+// make a disabled identity's token fail.
+func TestFollowFlushesCaches(t *testing.T) {
+	ctx := t.Context()
+	st, proj := newProject(t)
 	space, err := st.CreateSpace(ctx, proj.ID, "main", false)
 	if err != nil {
 		t.Fatal(err)
@@ -82,22 +91,8 @@ func TestFollowFlushesCaches(t *testing.T) {
 // a flush (a write announced to Follow) or the cache's age makes the next
 // read see the store again. An unknown space is not cached.
 func TestSpaceCache(t *testing.T) {
-	t.Setenv(store.EnvControlDSN, "")
-	t.Setenv(store.EnvMasterKey, "")
 	ctx := t.Context()
-	st, err := store.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	org, err := st.CreateOrg(ctx, "O", "o")
-	if err != nil {
-		t.Fatal(err)
-	}
-	proj, err := st.CreateProject(ctx, org.ID, "P", "p")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, proj := newProject(t)
 	space, err := st.CreateSpace(ctx, proj.ID, "main", true)
 	if err != nil {
 		t.Fatal(err)

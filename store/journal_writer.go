@@ -96,26 +96,12 @@ func (s *Store) runJournal() {
 	linger := time.NewTimer(outcomeLinger)
 	linger.Stop()
 	for op := range s.journalQ {
-		batch = s.drain(append(batch[:0], op))
+		batch = s.collect(append(batch[:0], op), nil)
 		if !awaited(batch) && len(batch) < maxJournalBatch {
 			linger.Reset(outcomeLinger)
-		wait:
-			for len(batch) < maxJournalBatch {
-				select {
-				case op, ok := <-s.journalQ:
-					if !ok {
-						break wait
-					}
-					batch = append(batch, op)
-					if op.report == nil {
-						break wait
-					}
-				case <-linger.C:
-					break wait
-				}
-			}
+			batch = s.collect(batch, linger.C)
 			linger.Stop()
-			batch = s.drain(batch)
+			batch = s.collect(batch, nil)
 		}
 		s.writeJournal(batch)
 		for _, op := range batch {
@@ -130,17 +116,31 @@ func (s *Store) runJournal() {
 // outcomeLinger is how long outcomes nobody waits for may wait for company.
 const outcomeLinger = 2 * time.Millisecond
 
-// drain appends to batch what is queued, without waiting, up to
-// maxJournalBatch.
-func (s *Store) drain(batch []*journalOp) []*journalOp {
+// collect appends queued operations to batch, up to maxJournalBatch: with
+// until nil, those queued already; else it waits for more until until fires
+// or an operation somebody waits for has come.
+func (s *Store) collect(batch []*journalOp, until <-chan time.Time) []*journalOp {
 	for len(batch) < maxJournalBatch {
-		select {
-		case op, ok := <-s.journalQ:
-			if !ok {
+		var op *journalOp
+		ok := true
+		if until == nil {
+			select {
+			case op, ok = <-s.journalQ:
+			default:
 				return batch
 			}
-			batch = append(batch, op)
-		default:
+		} else {
+			select {
+			case op, ok = <-s.journalQ:
+			case <-until:
+				return batch
+			}
+		}
+		if !ok {
+			return batch
+		}
+		batch = append(batch, op)
+		if until != nil && op.report == nil {
 			return batch
 		}
 	}
