@@ -204,8 +204,9 @@ func Mint(ctx context.Context, st *store.Store, key []byte, id store.Identity, o
 }
 
 // Verifier checks tokens against the signing key and the store's current
-// state. Identity and revocation lookups are cached for about a second, so
-// disabling an identity or revoking a token takes effect within seconds.
+// state. Identity, revocation and space lookups are cached for about a
+// second (ttlCache), so disabling an identity, revoking a token or switching
+// MCP off for a space takes effect within seconds.
 type Verifier struct {
 	st     *store.Store
 	key    []byte
@@ -214,21 +215,10 @@ type Verifier struct {
 
 	mu    sync.Mutex
 	toks  map[string]cachedPrincipal
-	ids   map[string]cachedIdentity
-	revok map[string]cachedBool
-	projs map[string]cachedProject
-	spcs  map[string]cachedSpace
-}
-
-type cachedSpace struct {
-	sp store.Space
-	at time.Time
-}
-
-type cachedIdentity struct {
-	id  store.Identity
-	err error
-	at  time.Time
+	ids   ttlCache[store.Identity]
+	revok ttlCache[bool]
+	projs ttlCache[cachedProject]
+	spcs  ttlCache[store.Space]
 }
 
 type cachedPrincipal struct {
@@ -236,14 +226,50 @@ type cachedPrincipal struct {
 	at time.Time
 }
 
-type cachedBool struct {
-	v  bool
-	at time.Time
-}
-
 type cachedProject struct {
 	orgID, org, project, space string
-	at                         time.Time
+}
+
+// ttlCache holds answers read from the store by key, each with the time it
+// was read; Verifier.mu guards it. It is emptied when it holds limit
+// entries, which bounds its memory.
+type ttlCache[V any] struct {
+	m     map[string]stamped[V]
+	limit int
+}
+
+type stamped[V any] struct {
+	v   V
+	err error
+	at  time.Time
+}
+
+func newTTLCache[V any](limit int) ttlCache[V] {
+	return ttlCache[V]{m: map[string]stamped[V]{}, limit: limit}
+}
+
+// through returns c's answer for key when it was read less than ttl ago,
+// else load's, which it keeps unless load failed with an error keep does
+// not accept (nil keep: none).
+func through[V any](v *Verifier, c *ttlCache[V], key string, ttl time.Duration, load func() (V, error), keep func(error) bool) (V, error) {
+	now := v.now()
+	v.mu.Lock()
+	hit, ok := c.m[key]
+	v.mu.Unlock()
+	if ok && now.Sub(hit.at) < ttl {
+		return hit.v, hit.err
+	}
+	val, err := load()
+	if err != nil && (keep == nil || !keep(err)) {
+		return val, err
+	}
+	v.mu.Lock()
+	if len(c.m) >= c.limit {
+		c.m = map[string]stamped[V]{}
+	}
+	c.m[key] = stamped[V]{v: val, err: err, at: now}
+	v.mu.Unlock()
+	return val, err
 }
 
 // NewVerifier builds a Verifier.
@@ -261,10 +287,10 @@ func NewVerifier(st *store.Store, key []byte) *Verifier {
 		),
 		now:   time.Now,
 		toks:  map[string]cachedPrincipal{},
-		ids:   map[string]cachedIdentity{},
-		revok: map[string]cachedBool{},
-		projs: map[string]cachedProject{},
-		spcs:  map[string]cachedSpace{},
+		ids:   newTTLCache[store.Identity](100000),
+		revok: newTTLCache[bool](100000),
+		projs: newTTLCache[cachedProject](10000),
+		spcs:  newTTLCache[store.Space](10000),
 	}
 }
 
@@ -374,45 +400,13 @@ func tokenProblem(err error) string {
 }
 
 func (v *Verifier) revoked(ctx context.Context, jti string) (bool, error) {
-	now := v.now()
-	v.mu.Lock()
-	c, ok := v.revok[jti]
-	v.mu.Unlock()
-	if ok && now.Sub(c.at) < cacheTTL {
-		return c.v, nil
-	}
-	r, err := v.st.IsRevoked(ctx, jti)
-	if err != nil {
-		return false, err
-	}
-	v.mu.Lock()
-	if len(v.revok) > 100000 {
-		v.revok = map[string]cachedBool{}
-	}
-	v.revok[jti] = cachedBool{v: r, at: now}
-	v.mu.Unlock()
-	return r, nil
+	return through(v, &v.revok, jti, cacheTTL, func() (bool, error) { return v.st.IsRevoked(ctx, jti) }, nil)
 }
 
+// identity reads an identity; an unknown one is remembered too.
 func (v *Verifier) identity(ctx context.Context, id string) (store.Identity, error) {
-	now := v.now()
-	v.mu.Lock()
-	c, ok := v.ids[id]
-	v.mu.Unlock()
-	if ok && now.Sub(c.at) < cacheTTL {
-		return c.id, c.err
-	}
-	ident, err := v.st.IdentityByID(ctx, id)
-	if err != nil && fault.KindOf(err) != fault.NotFound {
-		return ident, err
-	}
-	v.mu.Lock()
-	if len(v.ids) > 100000 {
-		v.ids = map[string]cachedIdentity{}
-	}
-	v.ids[id] = cachedIdentity{id: ident, err: err, at: now}
-	v.mu.Unlock()
-	return ident, err
+	return through(v, &v.ids, id, cacheTTL, func() (store.Identity, error) { return v.st.IdentityByID(ctx, id) },
+		func(err error) bool { return fault.KindOf(err) == fault.NotFound })
 }
 
 // Space returns the space with the given id as the store had it at most
@@ -421,54 +415,27 @@ func (v *Verifier) identity(ctx context.Context, id string) (store.Identity, err
 // once after a write through this process or any PostgreSQL replica, see
 // Follow). An unknown space is fault.NotFound and is not cached.
 func (v *Verifier) Space(ctx context.Context, id string) (store.Space, error) {
-	now := v.now()
-	v.mu.Lock()
-	c, ok := v.spcs[id]
-	v.mu.Unlock()
-	if ok && now.Sub(c.at) < cacheTTL {
-		return c.sp, nil
-	}
-	sp, err := v.st.SpaceByID(ctx, id)
-	if err != nil {
-		return sp, err
-	}
-	v.mu.Lock()
-	if len(v.spcs) > 10000 {
-		v.spcs = map[string]cachedSpace{}
-	}
-	v.spcs[id] = cachedSpace{sp: sp, at: now}
-	v.mu.Unlock()
-	return sp, nil
+	return through(v, &v.spcs, id, cacheTTL, func() (store.Space, error) { return v.st.SpaceByID(ctx, id) }, nil)
 }
 
 // project resolves the org and project of an identity and its space name;
 // they do not change, so they are cached for a minute.
 func (v *Verifier) project(ctx context.Context, id store.Identity) (cachedProject, error) {
-	now := v.now()
-	key := id.ProjectID + "/" + id.SpaceID
-	v.mu.Lock()
-	c, ok := v.projs[key]
-	v.mu.Unlock()
-	if ok && now.Sub(c.at) < time.Minute {
-		return c, nil
-	}
-	p, err := v.st.ProjectByID(ctx, id.ProjectID)
-	if err != nil {
-		return c, err
-	}
-	o, err := v.st.OrgByID(ctx, p.OrgID)
-	if err != nil {
-		return c, err
-	}
-	s, err := v.st.SpaceByID(ctx, id.SpaceID)
-	if err != nil {
-		return c, err
-	}
-	c = cachedProject{orgID: o.ID, org: o.Abbr, project: p.Abbr, space: s.Name, at: now}
-	v.mu.Lock()
-	v.projs[key] = c
-	v.mu.Unlock()
-	return c, nil
+	return through(v, &v.projs, id.ProjectID+"/"+id.SpaceID, time.Minute, func() (cachedProject, error) {
+		p, err := v.st.ProjectByID(ctx, id.ProjectID)
+		if err != nil {
+			return cachedProject{}, err
+		}
+		o, err := v.st.OrgByID(ctx, p.OrgID)
+		if err != nil {
+			return cachedProject{}, err
+		}
+		s, err := v.st.SpaceByID(ctx, id.SpaceID)
+		if err != nil {
+			return cachedProject{}, err
+		}
+		return cachedProject{orgID: o.ID, org: o.Abbr, project: p.Abbr, space: s.Name}, nil
+	}, nil)
 }
 
 // MintNarrower signs a token for the caller's own identity that holds no

@@ -1,6 +1,10 @@
 package auth
 
-import "context"
+import (
+	"context"
+
+	"github.com/littlebitlabs/minimal/store"
+)
 
 // Follow empties the verifier's token, identity, revocation and space
 // caches each time the store announces a write (store.Changes), until ctx
@@ -23,7 +27,7 @@ func (v *Verifier) flush() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.toks = map[string]cachedPrincipal{}
-	v.ids = map[string]cachedIdentity{}
-	v.revok = map[string]cachedBool{}
-	v.spcs = map[string]cachedSpace{}
+	v.ids = newTTLCache[store.Identity](v.ids.limit)
+	v.revok = newTTLCache[bool](v.revok.limit)
+	v.spcs = newTTLCache[store.Space](v.spcs.limit)
 }

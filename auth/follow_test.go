@@ -131,7 +131,7 @@ func TestSpaceCache(t *testing.T) {
 	if _, err := v.Space(ctx, "nope"); fault.KindOf(err) != fault.NotFound {
 		t.Fatalf("unknown space: %v", err)
 	}
-	if _, ok := v.spcs["nope"]; ok {
+	if _, ok := v.spcs.m["nope"]; ok {
 		t.Fatal("an unknown space was cached")
 	}
 }
