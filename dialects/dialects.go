@@ -158,6 +158,27 @@ type Stats interface {
 	PoolStats() PoolStats
 }
 
+// ValueTest asks whether one row of values satisfies a condition once each
+// value is converted to its column's type as the database converts a value
+// it stores: Row is aligned with Columns, Expr names only those columns.
+type ValueTest struct {
+	Columns []string
+	Row     []any
+	Expr    query.Expr
+}
+
+// ValueChecker is the optional ability of a Source, found by a type
+// assertion, to decide conditions on values about to be written with the
+// database's own conversion and comparison (a text column compares "06" and
+// "6" as text, a numeric(6,2) column rounds 999.999 to 1000.00 first). The
+// engine uses it to hold inserted rows and updated values to the caller's
+// row scope. CheckValues returns, for each test, whether its row satisfies
+// its Expr; a NULL outcome is false, as in a WHERE clause. t is the table
+// as introspected (its columns' DBType give the conversions).
+type ValueChecker interface {
+	CheckValues(ctx context.Context, t *Table, tests []ValueTest) ([]bool, error)
+}
+
 // Factory opens a Source of one type.
 type Factory func(ctx context.Context, cfg Config) (Source, error)
 

@@ -180,8 +180,10 @@ func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Pla
 	if err := validate(plan, tbl); err != nil {
 		return nil, err
 	}
-	if err := g.applyScope(plan); err != nil {
-		e.refused(ctx, nil, GateScope)
+	if err := g.applyScope(ctx, plan); err != nil {
+		if fault.KindOf(err) == fault.Forbidden {
+			e.refused(ctx, nil, GateScope)
+		}
 		return nil, err
 	}
 
@@ -241,6 +243,12 @@ func (e *Engine) auditOp(ctx context.Context, p *auth.Principal, action, object 
 	}
 	if msg != "" {
 		attrs = append(attrs, slog.String("message", msg))
+		// The cause (the database's own words: a duplicate key's constraint
+		// and value, …) is for the operator only: callers and the audit
+		// table get msg.
+		if cause := fault.As(err).Err; cause != nil {
+			attrs = append(attrs, slog.String("cause", cause.Error()))
+		}
 	}
 	if p != nil {
 		attrs = append(attrs, slog.String("identity", p.Identity), slog.Any("roles", p.Roles), slog.String("project", p.Project))

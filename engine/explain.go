@@ -37,7 +37,8 @@ func (x *Explanation) gate(name, decision, format string, args ...any) {
 }
 
 // Explain runs the same steps as Execute up to rendering — tenancy, gates,
-// validation, scope — and reports them; nothing is sent to the database.
+// validation, scope — and reports them. Nothing is written: for a scoped
+// write the database is only asked to compare the values (see applyScope).
 func (e *Engine) Explain(ctx context.Context, p *auth.Principal, plan *query.Plan) *Explanation {
 	x := &Explanation{Object: permissions.Object(plan.Type, plan.Schema, plan.Table)}
 	if plan.Org != p.Org || plan.Project != p.Project {
@@ -59,8 +60,12 @@ func (e *Engine) Explain(ctx context.Context, p *auth.Principal, plan *query.Pla
 		x.Outcome = err
 		return x
 	}
-	if err := g.applyScope(plan); err != nil {
-		x.gate("3 row scope", "refuse", "the written values fall outside the row scope")
+	if err := g.applyScope(ctx, plan); err != nil {
+		if fault.KindOf(err) == fault.Forbidden {
+			x.gate("3 row scope", "refuse", "the written values fall outside the row scope")
+		} else {
+			x.gate("3 row scope", "refuse", "the database could not check the written values: %s", fault.As(err).Message)
+		}
 		x.Outcome = err
 		return x
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/dialects"
@@ -107,9 +108,22 @@ func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.P
 	return g, nil
 }
 
-// applyScope ANDs the row scope into reads, updates and deletes, and
-// refuses inserted rows and update values that would fall outside it.
-func (g *grant) applyScope(plan *query.Plan) error {
+// valueTestsPerCall bounds the tests of one CheckValues statement, so that
+// a large insert stays within every engine's limit of bound values.
+const valueTestsPerCall = 200
+
+// applyScope ANDs the row scope into reads, updates and deletes, and holds
+// inserted rows and the new values of an update to it. Whether a written
+// value satisfies a scope condition is decided by the database, with its own
+// conversion to the column's type and its own comparison (a
+// dialects.ValueChecker): a text column compares "06" and "6" as text, a
+// numeric(6,2) column rounds 999.999 to 1000.00 before comparing. Go only
+// does the AND/OR logic around those answers.
+//
+// An insert is refused unless every row satisfies the scope. An update whose
+// new values leave the scope for every row is refused; otherwise it touches
+// only the rows that stay inside (the decided scope is ANDed into its WHERE).
+func (g *grant) applyScope(ctx context.Context, plan *query.Plan) error {
 	if g.scope == nil {
 		return nil
 	}
@@ -121,7 +135,41 @@ func (g *grant) applyScope(plan *query.Plan) error {
 		for _, a := range plan.Set {
 			set[a.Column] = a.Value
 		}
-		after, t := query.Residual(g.scope, func(c string) (any, bool) { v, ok := set[c]; return v, ok })
+		var (
+			conds []*query.Cond
+			tests []dialects.ValueTest
+		)
+		err := query.Walk(g.scope, func(c *query.Cond) error {
+			v, ok := set[c.Column]
+			if !ok {
+				return nil
+			}
+			if _, def := v.(query.Default); def {
+				// The database's default is not known here: fail closed.
+				return permissions.Refusal(g.roles)
+			}
+			conds = append(conds, c)
+			tests = append(tests, dialects.ValueTest{Columns: []string{c.Column}, Row: []any{v}, Expr: c})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		held, err := g.checkValues(ctx, tests)
+		if err != nil {
+			return err
+		}
+		after, t := query.Fold(g.scope, func(c *query.Cond) (query.Tri, bool) {
+			for i, x := range conds {
+				if x == c {
+					if held[i] {
+						return query.True, true
+					}
+					return query.False, true
+				}
+			}
+			return query.Unknown, false
+		})
 		if t == query.False {
 			return permissions.Refusal(g.roles)
 		}
@@ -131,20 +179,63 @@ func (g *grant) applyScope(plan *query.Plan) error {
 			plan.Where = andWhere(plan.Where, after)
 		}
 	case query.Insert:
-		for _, row := range plan.Rows {
-			_, t := query.Residual(g.scope, func(c string) (any, bool) {
-				i := slices.Index(plan.Columns, c)
-				if i < 0 {
-					return nil, false
-				}
-				return row[i], true
-			})
-			if t != query.True {
+		var cols []string
+		_ = query.Walk(g.scope, func(c *query.Cond) error {
+			if !slices.Contains(cols, c.Column) {
+				cols = append(cols, c.Column)
+			}
+			return nil
+		})
+		at := make([]int, len(cols))
+		for k, c := range cols {
+			// A scope column the insert leaves to the database: its value is
+			// not known here, fail closed.
+			if at[k] = slices.Index(plan.Columns, c); at[k] < 0 {
 				return permissions.Refusal(g.roles)
 			}
 		}
+		tests := make([]dialects.ValueTest, len(plan.Rows))
+		for r, row := range plan.Rows {
+			vals := make([]any, len(cols))
+			for k, i := range at {
+				if _, def := row[i].(query.Default); def {
+					return permissions.Refusal(g.roles)
+				}
+				vals[k] = row[i]
+			}
+			tests[r] = dialects.ValueTest{Columns: cols, Row: vals, Expr: g.scope}
+		}
+		held, err := g.checkValues(ctx, tests)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(held, false) {
+			return permissions.Refusal(g.roles)
+		}
 	}
 	return nil
+}
+
+// checkValues asks the table's database to decide tests, a bounded number
+// per statement. A source that cannot decide them refuses every scoped
+// write (fail closed).
+func (g *grant) checkValues(ctx context.Context, tests []dialects.ValueTest) ([]bool, error) {
+	if len(tests) == 0 {
+		return nil, nil
+	}
+	vc, ok := g.src.(dialects.ValueChecker)
+	if !ok {
+		return nil, fault.New(fault.Forbidden, "this database cannot check written values against a row scope; scoped writes are refused, got [%s]", strings.Join(g.roles, ", "))
+	}
+	out := make([]bool, 0, len(tests))
+	for chunk := range slices.Chunk(tests, valueTestsPerCall) {
+		held, err := vc.CheckValues(ctx, g.table, chunk)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, held...)
+	}
+	return out, nil
 }
 
 func andWhere(a, b query.Expr) query.Expr {

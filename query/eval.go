@@ -37,28 +37,46 @@ type Lookup func(column string) (any, bool)
 // comparison with NULL is UNKNOWN, and an undecidable value comparison
 // stays in the residual.
 func Residual(e Expr, look Lookup) (Expr, Tri) {
+	return Fold(e, func(c *Cond) (Tri, bool) {
+		v, ok := look(c.Column)
+		if !ok {
+			return Unknown, false
+		}
+		if _, isDef := v.(Default); isDef {
+			return Unknown, false
+		}
+		t, decided := evalCond(c, v)
+		if !decided {
+			return Unknown, false
+		}
+		if t == Unknown {
+			// NULL comparison: never satisfied in a WHERE clause.
+			return False, true
+		}
+		return t, true
+	})
+}
+
+// Decide tells whether a condition is known to be True or False (decided
+// true), or must stay in the residual (decided false).
+type Decide func(c *Cond) (t Tri, decided bool)
+
+// Fold folds the conditions decide decides and returns what is left, like
+// Residual: (nil, True|False) when e is fully decided, or (expr, Unknown)
+// with only the undecided conditions. Whoever decides (Go for Residual, the
+// database for a row scope on written values) Fold only does the logic.
+func Fold(e Expr, decide Decide) (Expr, Tri) {
 	switch x := e.(type) {
 	case nil:
 		return nil, True
 	case *Cond:
-		v, ok := look(x.Column)
-		if !ok {
+		t, ok := decide(x)
+		if !ok || t == Unknown {
 			return x, Unknown
-		}
-		if _, isDef := v.(Default); isDef {
-			return x, Unknown
-		}
-		t, decided := evalCond(x, v)
-		if !decided {
-			return x, Unknown
-		}
-		if t == Unknown {
-			// NULL comparison: never satisfied in a WHERE clause.
-			return nil, False
 		}
 		return nil, t
 	case Not:
-		r, t := Residual(x.X, look)
+		r, t := Fold(x.X, decide)
 		if t != Unknown {
 			return nil, not(t)
 		}
@@ -66,7 +84,7 @@ func Residual(e Expr, look Lookup) (Expr, Tri) {
 	case And:
 		var rest And
 		for _, it := range x {
-			r, t := Residual(it, look)
+			r, t := Fold(it, decide)
 			switch t {
 			case False:
 				return nil, False
@@ -81,7 +99,7 @@ func Residual(e Expr, look Lookup) (Expr, Tri) {
 	case Or:
 		var rest Or
 		for _, it := range x {
-			r, t := Residual(it, look)
+			r, t := Fold(it, decide)
 			switch t {
 			case True:
 				return nil, True

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/dialects/sqlgen"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
 )
@@ -555,3 +556,47 @@ var (
 	_ dialects.Stats  = (*Source)(nil)
 	_ dialects.Rows   = (*rows)(nil)
 )
+
+// CheckValues decides each test with PostgreSQL's own conversion (a CAST
+// to the column's declared type, typmod and domain included, as an insert
+// converts) and comparisons; see dialects.ValueChecker.
+func (s *Source) CheckValues(ctx context.Context, t *dialects.Table, tests []dialects.ValueTest) ([]bool, error) {
+	var b sqlgen.Builder
+	b.Init(&syntax, nil)
+	b.ValueChecks(tests, func(col string, v any) {
+		c, ok := t.Column(col)
+		if !ok {
+			b.Fail(fault.New(fault.Internal, "value check: no column %q in %s", col, t.Name))
+			return
+		}
+		b.Str("CAST(")
+		b.Arg(v)
+		b.Str(" AS " + c.DBType + ")")
+	})
+	st, err := b.Stmt()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := s.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	rs, err := conn.Query(ctx, st.SQL, st.Args...)
+	if err != nil {
+		return nil, s.err(ctx, err)
+	}
+	var got []int64
+	for rs.Next() {
+		var i int64
+		if err := rs.Scan(&i); err != nil {
+			rs.Close()
+			return nil, s.err(ctx, err)
+		}
+		got = append(got, i)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, s.err(ctx, err)
+	}
+	return sqlgen.CheckedIndexes(len(tests), got)
+}

@@ -1,6 +1,8 @@
 package sqlgen
 
 import (
+	"context"
+	"database/sql"
 	"strconv"
 	"strings"
 
@@ -473,4 +475,80 @@ func (b *Builder) MutationCond(e query.Expr) {
 	b.Str("ifNull(")
 	b.Expr(e, false, true)
 	b.Str(", 0)")
+}
+
+// ValueChecks writes the statement behind dialects.ValueChecker: one
+// SELECT per test over a derived table of the test's values, each written
+// by cast converted to its column's type and named after the column, kept
+// by the test's condition, all joined by UNION ALL. It answers the index of
+// every test whose row satisfies its condition:
+//
+//	SELECT 0 FROM (SELECT CAST(? AS numeric(6,2)) AS "amount") AS "v" WHERE "amount" < ? UNION ALL …
+//
+// The condition is written exactly as a WHERE on the table, so the
+// comparisons are the ones the database makes on stored rows.
+func (b *Builder) ValueChecks(tests []dialects.ValueTest, cast func(col string, v any)) {
+	if len(tests) == 0 {
+		b.Fail(fault.New(fault.Internal, "no value test to render"))
+		return
+	}
+	for i, t := range tests {
+		if len(t.Columns) == 0 || len(t.Columns) != len(t.Row) || t.Expr == nil {
+			b.Fail(fault.New(fault.Internal, "value test %d: %d columns, %d values", i, len(t.Columns), len(t.Row)))
+			return
+		}
+		if i > 0 {
+			b.Str(" UNION ALL ")
+		}
+		b.Str("SELECT " + strconv.Itoa(i) + " FROM (SELECT ")
+		b.List(len(t.Columns), func(k int) {
+			cast(t.Columns[k], t.Row[k])
+			b.Str(" AS ")
+			b.Ident(t.Columns[k])
+		})
+		b.Str(") AS ")
+		b.Ident("v")
+		b.Where(t.Expr)
+	}
+}
+
+// CheckedIndexes turns the indexes a ValueChecks statement answered into
+// one outcome per test.
+func CheckedIndexes(n int, answered []int64) ([]bool, error) {
+	out := make([]bool, n)
+	for _, i := range answered {
+		if i < 0 || i >= int64(n) {
+			return nil, fault.New(fault.Internal, "value check answered test %d of %d", i, n)
+		}
+		out[i] = true
+	}
+	return out, nil
+}
+
+// SQLQuerier is a database/sql pool, connection or transaction.
+type SQLQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// QueryChecks runs a ValueChecks statement of n tests on a database/sql
+// querier and returns each test's outcome; a driver error is returned as
+// it is, for the dialect to map.
+func QueryChecks(ctx context.Context, q SQLQuerier, st dialects.Stmt, n int) ([]bool, error) {
+	rs, err := q.QueryContext(ctx, st.SQL, st.Args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var got []int64
+	for rs.Next() {
+		var i int64
+		if err := rs.Scan(&i); err != nil {
+			return nil, err
+		}
+		got = append(got, i)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	return CheckedIndexes(n, got)
 }
