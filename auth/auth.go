@@ -29,6 +29,11 @@ const (
 	MaxTokenBytes = 4096
 	// MaxTTL caps the lifetime of any minted token.
 	MaxTTL = 366 * 24 * time.Hour
+	// MaxAncestors caps how many tokens a token may descend from: a token
+	// minted through MintNarrower from a token with MaxAncestors ancestors
+	// is refused. It bounds the size of a token and of its revocation
+	// lookup.
+	MaxAncestors = 16
 
 	signingKeySetting = "token_signing_key"
 	cacheTTL          = time.Second
@@ -49,9 +54,12 @@ type Principal struct {
 	// Roles are the token's roles that the identity still holds, sorted.
 	Roles []string
 	// KeyType is the token's key_type, narrowed by the identity's current one.
-	KeyType   query.Mask
-	Claims    map[string]any
-	TokenID   string
+	KeyType query.Mask
+	Claims  map[string]any
+	TokenID string
+	// Ancestors are the ids of the tokens the token was minted from, the
+	// root first and its direct parent last (Claims.Ancestors).
+	Ancestors []string
 	ExpiresAt time.Time
 }
 
@@ -64,6 +72,11 @@ type Claims struct {
 	Kind     string   `json:"kind"`
 	Roles    []string `json:"roles"`
 	KeyType  string   `json:"key_type"`
+	// Ancestors are the ids (jti) of the tokens this one was minted from
+	// through MintNarrower, the root first and the direct parent last;
+	// revoking any of them revokes this token. Empty for a token minted
+	// from an identity (CLI, admin API, bootstrap).
+	Ancestors []string `json:"ancestors,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -135,6 +148,9 @@ type MintOptions struct {
 	Roles   []string
 	KeyType string
 	TTL     time.Duration
+	// Ancestors become the token's Claims.Ancestors (MintNarrower sets
+	// them); at most MaxAncestors.
+	Ancestors []string
 }
 
 // DefaultTTL is the lifetime of a token minted without a TTL.
@@ -175,6 +191,9 @@ func Mint(ctx context.Context, st *store.Store, key []byte, id store.Identity, o
 	if ttl < 0 || ttl > MaxTTL {
 		return "", fault.New(fault.Invalid, "ttl %s is outside (0, %s]", ttl, MaxTTL)
 	}
+	if len(opt.Ancestors) > MaxAncestors {
+		return "", fault.New(fault.Forbidden, "a token may descend from at most %d tokens", MaxAncestors)
+	}
 	proj, err := st.ProjectByID(ctx, id.ProjectID)
 	if err != nil {
 		return "", err
@@ -191,6 +210,7 @@ func Mint(ctx context.Context, st *store.Store, key []byte, id store.Identity, o
 	c := Claims{
 		Org: org.Abbr, Project: proj.Abbr, Space: space.Name,
 		Identity: id.Name, Kind: id.Kind, Roles: append([]string{}, roles...), KeyType: kt.String(),
+		Ancestors: slices.Clone(opt.Ancestors),
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    Issuer,
 			Audience:  jwt.ClaimStrings{Audience},
@@ -205,8 +225,9 @@ func Mint(ctx context.Context, st *store.Store, key []byte, id store.Identity, o
 
 // Verifier checks tokens against the signing key and the store's current
 // state. Identity, revocation and space lookups are cached for about a
-// second (ttlCache), so disabling an identity, revoking a token or switching
-// MCP off for a space takes effect within seconds.
+// second (ttlCache), so disabling an identity, revoking a token (or one of
+// the tokens it was minted from) or switching MCP off for a space takes
+// effect within seconds.
 type Verifier struct {
 	st     *store.Store
 	key    []byte
@@ -333,11 +354,14 @@ func (v *Verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	if c.ID == "" || c.Subject == "" {
 		return nil, fault.New(fault.Unauthenticated, "invalid access token: missing jti or sub")
 	}
+	if len(c.Ancestors) > MaxAncestors || slices.Contains(c.Ancestors, "") {
+		return nil, fault.New(fault.Unauthenticated, "invalid access token: bad ancestors")
+	}
 	mask, err := query.ParseMask(c.KeyType)
 	if err != nil {
 		return nil, fault.New(fault.Unauthenticated, "invalid access token: bad key_type")
 	}
-	revoked, err := v.revoked(ctx, c.ID)
+	revoked, err := v.revoked(ctx, c.ID, c.Ancestors)
 	if err != nil {
 		return nil, err
 	}
@@ -377,7 +401,7 @@ func (v *Verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 		OrgID: pc.orgID, Org: pc.org, ProjectID: id.ProjectID, Project: pc.project,
 		SpaceID: id.SpaceID, Space: pc.space,
 		Roles: roles, KeyType: mask & held, Claims: id.Claims,
-		TokenID: c.ID, ExpiresAt: c.ExpiresAt.Time,
+		TokenID: c.ID, Ancestors: c.Ancestors, ExpiresAt: c.ExpiresAt.Time,
 	}, nil
 }
 
@@ -399,8 +423,13 @@ func tokenProblem(err error) string {
 	return "token is not valid"
 }
 
-func (v *Verifier) revoked(ctx context.Context, jti string) (bool, error) {
-	return through(v, &v.revok, jti, cacheTTL, func() (bool, error) { return v.st.IsRevoked(ctx, jti) }, nil)
+// revoked reports whether the token jti, or one of the tokens it was
+// minted from, is revoked: one lookup, cached by jti (a token's ancestors
+// are signed into it, so they are the same at every lookup).
+func (v *Verifier) revoked(ctx context.Context, jti string, ancestors []string) (bool, error) {
+	return through(v, &v.revok, jti, cacheTTL, func() (bool, error) {
+		return v.st.IsRevoked(ctx, append([]string{jti}, ancestors...)...)
+	}, nil)
 }
 
 // identity reads an identity; an unknown one is remembered too.
@@ -441,7 +470,10 @@ func (v *Verifier) project(ctx context.Context, id store.Identity) (cachedProjec
 // MintNarrower signs a token for the caller's own identity that holds no
 // more than the caller's token: roles ⊆ its roles, key_type ⊆ its
 // key_type, expiry ≤ its expiry. Zero options inherit the caller's values
-// (with DefaultTTL capped by the caller's expiry).
+// (with DefaultTTL capped by the caller's expiry). The new token names the
+// caller's token and its ancestors (Claims.Ancestors), so revoking any of
+// them revokes it; a caller whose token has MaxAncestors ancestors is
+// refused (Forbidden). opt.Ancestors is ignored.
 func MintNarrower(ctx context.Context, st *store.Store, key []byte, p *Principal, opt MintOptions) (string, Claims, error) {
 	id, err := st.IdentityByID(ctx, p.IdentityID)
 	if err != nil {
@@ -476,7 +508,14 @@ func MintNarrower(ctx context.Context, st *store.Store, key []byte, p *Principal
 	if ttl > remaining+time.Second {
 		return "", Claims{}, fault.New(fault.Forbidden, "ttl %s outlives the calling token (expires in %s)", ttl.Round(time.Second), remaining.Round(time.Second))
 	}
-	tok, err := Mint(ctx, st, key, id, MintOptions{Roles: append([]string{}, roles...), KeyType: kt.String(), TTL: min(ttl, remaining)})
+	if p.TokenID == "" {
+		return "", Claims{}, fault.New(fault.Forbidden, "only a token can mint a narrower token")
+	}
+	if len(p.Ancestors) >= MaxAncestors {
+		return "", Claims{}, fault.New(fault.Forbidden, "the calling token descends from %d tokens, the most a token may; mint from a token nearer the root", len(p.Ancestors))
+	}
+	anc := append(slices.Clip(p.Ancestors), p.TokenID)
+	tok, err := Mint(ctx, st, key, id, MintOptions{Roles: append([]string{}, roles...), KeyType: kt.String(), TTL: min(ttl, remaining), Ancestors: anc})
 	if err != nil {
 		return "", Claims{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/littlebitlabs/minimal/fault"
@@ -24,9 +25,18 @@ ON CONFLICT (jti) DO NOTHING`, jti, expiresAt.UnixNano(), stamp)
 	})
 }
 
-// IsRevoked reports whether the token id jti has been revoked.
-func (s *Store) IsRevoked(ctx context.Context, jti string) (bool, error) {
-	ok, err := exists(ctx, s.db, `SELECT 1 FROM revoked_tokens WHERE jti = ?`, jti)
+// IsRevoked reports whether any of the token ids jtis has been revoked
+// (a token and the tokens it was minted from: one query for the chain).
+func (s *Store) IsRevoked(ctx context.Context, jtis ...string) (bool, error) {
+	if len(jtis) == 0 {
+		return false, nil
+	}
+	args := make([]any, len(jtis))
+	for i, j := range jtis {
+		args[i] = j
+	}
+	q := `SELECT 1 FROM revoked_tokens WHERE jti IN (?` + strings.Repeat(`, ?`, len(jtis)-1) + `) LIMIT 1`
+	ok, err := exists(ctx, s.db, q, args...)
 	if err != nil {
 		return false, dbErr(err, "store: read revocations")
 	}

@@ -930,6 +930,15 @@ func testRevocations(t *testing.T) {
 		}
 	}
 	wantKind(t, s.RevokeToken(ctx, "", future), fault.Invalid)
+	// A token and its ancestors in one lookup: any revoked one counts.
+	for _, c := range []struct {
+		jtis []string
+		want bool
+	}{{nil, false}, {[]string{"jti-2", "jti-3"}, false}, {[]string{"jti-2", "jti-3", "jti-1"}, true}, {[]string{"jti-1", "jti-2"}, true}} {
+		if got := must[bool](t)(s.IsRevoked(ctx, c.jtis...)); got != c.want {
+			t.Fatalf("IsRevoked(%v) = %v, want %v", c.jtis, got, c.want)
+		}
+	}
 
 	if n := must[int64](t)(s.PurgeRevoked(ctx, time.Now())); n != 1 {
 		t.Fatalf("PurgeRevoked deleted %d, want 1", n)

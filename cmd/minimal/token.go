@@ -114,12 +114,13 @@ func tokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := st.RevokeToken(ctx, p.TokenID, p.ExpiresAt); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "revoked token %s of identity %s (was valid until %s)\n", p.TokenID, p.Identity, p.ExpiresAt.Format(time.RFC3339))
+	fmt.Fprintf(stdout, "revoked token %s of identity %s and every token minted from it (was valid until %s)\n", p.TokenID, p.Identity, p.ExpiresAt.Format(time.RFC3339))
 	return nil
 }
 
-// revokeJTI revokes a token by its id. Its expiry is not known, so the
-// revocation is kept for the longest lifetime a token can have.
+// revokeJTI revokes a token by its id, and with it every token minted from
+// it (auth.Claims.Ancestors). Its expiry is not known, so the revocation is
+// kept for the longest lifetime a token can have.
 func revokeJTI(ctx context.Context, dataDir, jti string, stdout io.Writer) error {
 	st, err := store.Open(ctx, dataDir)
 	if err != nil {
@@ -129,7 +130,7 @@ func revokeJTI(ctx context.Context, dataDir, jti string, stdout io.Writer) error
 	if err := st.RevokeToken(ctx, jti, time.Now().Add(auth.MaxTTL)); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "revoked token %s\n", jti)
+	fmt.Fprintf(stdout, "revoked token %s and every token minted from it\n", jti)
 	return nil
 }
 

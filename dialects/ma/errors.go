@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/fault"
 )
 
@@ -66,8 +67,8 @@ const (
 // faces can pick a status by Kind and errors.As still finds the
 // *mysql.MySQLError. closed tells whether the Source was closed, which
 // makes every failure Unavailable. Messages are caller-safe: server text is
-// shown only for data and constraint errors, which name columns, keys and
-// the offending value but no internals.
+// shown only for data and constraint errors but a duplicate key, which is
+// told in the same words on every dialect (dialects.DuplicateKey).
 func mapErr(ctx context.Context, err error, closed bool) error {
 	if err == nil {
 		return nil
@@ -118,8 +119,10 @@ func isConnErr(err error) bool {
 func mapServerError(me *mysql.MySQLError, err error) error {
 	switch me.Number {
 	case erDupEntry, erDupKey, erDupEntryWithKeyName:
-		// "Duplicate entry 'x' for key 'name'": the value and the key.
-		return fault.Wrap(fault.Conflict, err, "%s", me.Message)
+		// "Duplicate entry 'x' for key 'name'" names the key's value, which
+		// may be in columns the caller cannot see, and the key; it stays in
+		// the wrapped error, for the log.
+		return dialects.DuplicateKey(err)
 	case erBadNull, erWarnNullToNotNull, erNoDefaultForField,
 		erNoReferencedRow, erRowIsReferenced, erNoReferencedRow2, erRowIsReferenced2,
 		erWarnDataOutOfRange, erWarnDataTruncated, erTruncatedWrongValue, erTruncatedWrongValueForField,

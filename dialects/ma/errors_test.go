@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/fault"
 )
 
@@ -26,8 +27,8 @@ func TestMapErr(t *testing.T) {
 		kind   fault.Kind
 		msg    string
 	}{
-		{"duplicate", myErr(1062), false, fault.Conflict, "msg 1062"},
-		{"duplicate key", myErr(1586), false, fault.Conflict, ""},
+		{"duplicate", myErr(1062), false, fault.Conflict, dialects.DuplicateKeyMessage},
+		{"duplicate key", myErr(1586), false, fault.Conflict, dialects.DuplicateKeyMessage},
 		{"not null", myErr(1048), false, fault.Invalid, "msg 1048"},
 		{"no default", myErr(1364), false, fault.Invalid, ""},
 		{"foreign key child", myErr(1452), false, fault.Invalid, "msg 1452"},

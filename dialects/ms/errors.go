@@ -11,6 +11,7 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
+	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/fault"
 )
 
@@ -20,8 +21,8 @@ import (
 // failure Unavailable. ctx is the context the statement ran under: once it
 // is done, whatever the driver says is a timeout or a cancellation.
 // Messages are caller-safe: server text is shown only for the data and
-// constraint errors, which name columns, constraints and the offending
-// value but no internals.
+// constraint errors but a duplicate key, which is told in the same words on
+// every dialect (dialects.DuplicateKey).
 func mapErr(ctx context.Context, err error, closed bool) error {
 	if err == nil {
 		return nil
@@ -191,7 +192,10 @@ func classify(e mssql.Error, err error) (error, bool) {
 	n := e.Number
 	switch {
 	case n == errDuplicateKey, n == errDuplicateIndexKey:
-		return fault.Wrap(fault.Conflict, err, "%s", e.Message), true
+		// The message names the constraint and the key's value, which may
+		// be in columns the caller cannot see; it stays in the wrapped
+		// error, for the log.
+		return dialects.DuplicateKey(err), true
 	case invalid[n], n >= errXMLParse && n <= errXMLParseLast:
 		return fault.Wrap(fault.Invalid, err, "%s", e.Message), true
 	case typeMismatch[n]:

@@ -11,6 +11,7 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
+	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/fault"
 )
 
@@ -39,8 +40,8 @@ func TestMapErr(t *testing.T) {
 		msg    string
 	}{
 		{"unique constraint", nil, msErr(num(2627, "Violation of UNIQUE KEY constraint 'uq'. Cannot insert duplicate key in object 'dbo.items'. The duplicate key value is (a).")),
-			false, fault.Conflict, "Violation of UNIQUE KEY constraint 'uq'. Cannot insert duplicate key in object 'dbo.items'. The duplicate key value is (a)."},
-		{"unique index", nil, msErr(num(2601, "Cannot insert duplicate key row")), false, fault.Conflict, "Cannot insert duplicate key row"},
+			false, fault.Conflict, dialects.DuplicateKeyMessage},
+		{"unique index", nil, msErr(num(2601, "Cannot insert duplicate key row")), false, fault.Conflict, dialects.DuplicateKeyMessage},
 		{"foreign key or check", nil, msErr(num(547, "The INSERT statement conflicted with the FOREIGN KEY constraint")), false, fault.Invalid,
 			"The INSERT statement conflicted with the FOREIGN KEY constraint"},
 		{"not null", nil, msErr(num(515, "Cannot insert the value NULL into column 'name'")), false, fault.Invalid, "Cannot insert the value NULL into column 'name'"},

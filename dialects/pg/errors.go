@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/fault"
 )
 
@@ -16,8 +17,8 @@ import (
 // faces can pick a status by Kind and errors.As still finds the
 // *pgconn.PgError. closed tells whether the Source was closed, which makes
 // every failure Unavailable. Messages are caller-safe: server text is shown
-// only for the data and constraint classes (22, 23), which name columns,
-// constraints and the offending value but no internals.
+// only for the data and constraint classes (22, 23) but a duplicate key,
+// which is told in the same words on every dialect (dialects.DuplicateKey).
 func mapErr(ctx context.Context, err error, closed bool) error {
 	if err == nil {
 		return nil
@@ -80,10 +81,11 @@ func mapPgError(pe *pgconn.PgError, err error) error {
 		class = code[:2]
 	}
 	switch {
-	case code == "23505":
-		return fault.Wrap(fault.Conflict, err, "duplicate key violates unique constraint %q", pe.ConstraintName)
-	case code == "23P01":
-		return fault.Wrap(fault.Conflict, err, "conflicting key violates exclusion constraint %q", pe.ConstraintName)
+	case code == "23505", code == "23P01":
+		// unique and exclusion violations: the detail names the constraint
+		// and the key's value, which may be in columns the caller cannot
+		// see; it stays in the wrapped error, for the log.
+		return dialects.DuplicateKey(err)
 	case class == "23", class == "22":
 		// integrity (FK, NOT NULL, CHECK) and data exceptions (bad input
 		// syntax, out of range, division by zero …).

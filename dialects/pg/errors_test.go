@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/fault"
 )
 
@@ -23,8 +24,8 @@ func TestMapErr(t *testing.T) {
 		kind   fault.Kind
 		msg    string
 	}{
-		{"unique", pgErr("23505"), false, fault.Conflict, `duplicate key violates unique constraint "c"`},
-		{"exclusion", pgErr("23P01"), false, fault.Conflict, ""},
+		{"unique", pgErr("23505"), false, fault.Conflict, dialects.DuplicateKeyMessage},
+		{"exclusion", pgErr("23P01"), false, fault.Conflict, dialects.DuplicateKeyMessage},
 		{"foreign key", pgErr("23503"), false, fault.Invalid, "msg 23503"},
 		{"not null", pgErr("23502"), false, fault.Invalid, "msg 23502"},
 		{"check", pgErr("23514"), false, fault.Invalid, "msg 23514"},

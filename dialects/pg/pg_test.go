@@ -549,14 +549,15 @@ func testInsert(t *testing.T, db *testDB, src dialects.Source) {
 		t.Fatalf("failed batch left %d rows, had %d", n, before)
 	}
 
-	// Duplicate key: Conflict naming the constraint, driver error kept.
+	// Duplicate key: Conflict naming neither constraint nor value, driver
+	// error kept.
 	_, err = src.Write(ctx, insertPlan(db, []any{def, "a", int64(1)}))
 	wantKind(t, err, fault.Conflict)
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
 		t.Errorf("errors.As PgError: %v", err)
 	}
-	if msg := fault.As(err).Message; msg != `duplicate key violates unique constraint "items_name_key"` {
+	if msg := fault.As(err).Message; msg != dialects.DuplicateKeyMessage {
 		t.Errorf("message %q", msg)
 	}
 
