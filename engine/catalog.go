@@ -21,11 +21,17 @@ type source struct {
 	db  store.Database
 	cfg dialects.Config
 
+	// mu guards the fields below; it is never held while the database is
+	// dialed or introspected (see load), so a database that does not
+	// answer holds up only the calls that need it, each until its own
+	// deadline.
 	mu       sync.Mutex
 	src      dialects.Source
 	tables   map[string]*dialects.Table
 	loadedAt time.Time
 	tried    time.Time
+	loading  *loadRun // the open-and-introspect in flight, nil when none
+	closed   bool
 
 	// stats is the open source's dialects.Stats, if it has the ability,
 	// readable without mu: a scrape must not wait behind an introspection
@@ -174,9 +180,17 @@ func (c *catalog) closeAll() {
 	}
 }
 
+// loadRun is one open-and-introspect of a source, shared by every caller
+// that needs it while it runs.
+type loadRun struct {
+	done chan struct{}
+	err  error
+}
+
 func (s *source) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closed = true
 	if s.src != nil {
 		s.stats.Store(nil)
 		_ = s.src.Close()
@@ -184,55 +198,76 @@ func (s *source) close() {
 	}
 }
 
-// open returns the live source, opening it on first use. Callers hold s.mu.
-func (s *source) openLocked(ctx context.Context) (dialects.Source, error) {
-	if s.src != nil {
-		return s.src, nil
+// load opens the source if it is not open and introspects its tables. One
+// load runs at a time per source, in its own goroutine bounded by
+// loadTimeout, and concurrent callers share it (a burst against a database
+// that does not answer dials once); each caller waits only until its own
+// ctx is done. The error is the load's, or the caller's deadline.
+func (s *source) load(ctx context.Context, loadTimeout time.Duration) error {
+	s.mu.Lock()
+	l := s.loading
+	if l == nil {
+		l = &loadRun{done: make(chan struct{})}
+		s.loading = l
+		go s.run(l, loadTimeout)
 	}
-	src, err := dialects.Open(ctx, s.db.Type, s.cfg)
-	if err != nil {
-		if fault.KindOf(err) != fault.Internal {
-			return nil, err
-		}
-		return nil, fault.Wrap(fault.Unavailable, err, "database %s/%s is unavailable", s.db.Type, s.db.Schema)
+	s.mu.Unlock()
+	select {
+	case <-l.done:
+		return l.err
+	case <-ctx.Done():
+		return fault.Wrap(fault.Timeout, ctx.Err(), "database %s/%s did not answer in time", s.db.Type, s.db.Schema)
 	}
-	s.src = src
-	if st, ok := src.(dialects.Stats); ok {
-		s.stats.Store(&statsBox{st})
-	}
-	return src, nil
 }
 
-// table resolves a table, introspecting when the cache is empty, older than
-// the refresh interval, or (at most every minMiss) when the table is missing.
-func (s *source) table(ctx context.Context, name string, refresh, minMiss time.Duration) (dialects.Source, *dialects.Table, error) {
+// run is one load: nothing is locked while the database is dialed or
+// introspected.
+func (s *source) run(l *loadRun, loadTimeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), loadTimeout)
+	defer cancel()
+	err := s.runLoad(ctx)
+	if err != nil && ctx.Err() != nil {
+		err = fault.Wrap(fault.Timeout, err, "database %s/%s did not answer within %s", s.db.Type, s.db.Schema, loadTimeout)
+	}
+	s.mu.Lock()
+	s.loading = nil
+	s.mu.Unlock()
+	l.err = err
+	close(l.done)
+}
+
+func (s *source) runLoad(ctx context.Context) error {
+	s.mu.Lock()
+	src, closed := s.src, s.closed
+	s.mu.Unlock()
+	if closed {
+		return fault.New(fault.Unavailable, "database %s/%s was unregistered", s.db.Type, s.db.Schema)
+	}
+	if src == nil {
+		opened, err := dialects.Open(ctx, s.db.Type, s.cfg)
+		if err != nil {
+			if fault.KindOf(err) != fault.Internal {
+				return err
+			}
+			return fault.Wrap(fault.Unavailable, err, "database %s/%s is unavailable", s.db.Type, s.db.Schema)
+		}
+		s.mu.Lock()
+		if s.closed { // unregistered while dialing
+			s.mu.Unlock()
+			_ = opened.Close()
+			return fault.New(fault.Unavailable, "database %s/%s was unregistered", s.db.Type, s.db.Schema)
+		}
+		s.src, src = opened, opened
+		if st, ok := opened.(dialects.Stats); ok {
+			s.stats.Store(&statsBox{st})
+		}
+		s.mu.Unlock()
+	}
+	tried := time.Now()
+	ts, err := src.Tables(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	src, err := s.openLocked(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	now := time.Now()
-	t, ok := s.tables[name]
-	stale := s.tables == nil || now.Sub(s.loadedAt) > refresh
-	if stale || (!ok && now.Sub(s.tried) > minMiss) {
-		if err := s.introspectLocked(ctx, src); err != nil {
-			if s.tables == nil {
-				return nil, nil, err
-			}
-			// Keep serving the last known shape; the query itself will tell.
-		}
-		t, ok = s.tables[name]
-	}
-	if !ok {
-		return nil, nil, errNoTable
-	}
-	return src, t, nil
-}
-
-func (s *source) introspectLocked(ctx context.Context, src dialects.Source) error {
-	s.tried = time.Now()
-	ts, err := src.Tables(ctx)
+	s.tried = tried
 	if err != nil {
 		if fault.KindOf(err) == fault.Internal {
 			err = fault.Wrap(fault.Unavailable, err, "database %s/%s is unavailable", s.db.Type, s.db.Schema)
@@ -247,18 +282,73 @@ func (s *source) introspectLocked(ctx context.Context, src dialects.Source) erro
 	return nil
 }
 
-// allTables lists the source's tables, introspecting if needed.
-func (s *source) allTables(ctx context.Context, refresh time.Duration) ([]*dialects.Table, error) {
+// open returns the live source, loading it on first use.
+func (s *source) open(ctx context.Context, loadTimeout time.Duration) (dialects.Source, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	src, err := s.openLocked(ctx)
-	if err != nil {
+	src := s.src
+	s.mu.Unlock()
+	if src != nil {
+		return src, nil
+	}
+	err := s.load(ctx, loadTimeout)
+	s.mu.Lock()
+	src = s.src
+	s.mu.Unlock()
+	if src == nil {
+		if err == nil {
+			err = fault.New(fault.Unavailable, "database %s/%s is unavailable", s.db.Type, s.db.Schema)
+		}
 		return nil, err
 	}
-	if s.tables == nil || time.Since(s.loadedAt) > refresh {
-		if err := s.introspectLocked(ctx, src); err != nil && s.tables == nil {
-			return nil, err
+	return src, nil
+}
+
+// table resolves a table, loading the source when it is not open, when the
+// cache is empty or older than refresh, or (at most every minMiss) when
+// the table is missing. A failed refresh keeps serving the last known
+// shape: the query itself will tell.
+func (s *source) table(ctx context.Context, name string, refresh, minMiss, loadTimeout time.Duration) (dialects.Source, *dialects.Table, error) {
+	s.mu.Lock()
+	now := time.Now()
+	t, ok := s.tables[name]
+	need := s.src == nil || s.tables == nil || now.Sub(s.loadedAt) > refresh || (!ok && now.Sub(s.tried) > minMiss)
+	s.mu.Unlock()
+	var err error
+	if need {
+		err = s.load(ctx, loadTimeout)
+	}
+	s.mu.Lock()
+	src, loaded := s.src, s.tables != nil
+	t, ok = s.tables[name]
+	s.mu.Unlock()
+	if src == nil || !loaded {
+		if err == nil {
+			err = fault.New(fault.Unavailable, "database %s/%s is unavailable", s.db.Type, s.db.Schema)
 		}
+		return nil, nil, err
+	}
+	if !ok {
+		return nil, nil, errNoTable
+	}
+	return src, t, nil
+}
+
+// allTables lists the source's tables, loading them if needed.
+func (s *source) allTables(ctx context.Context, refresh, loadTimeout time.Duration) ([]*dialects.Table, error) {
+	s.mu.Lock()
+	need := s.src == nil || s.tables == nil || time.Since(s.loadedAt) > refresh
+	s.mu.Unlock()
+	var err error
+	if need {
+		err = s.load(ctx, loadTimeout)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tables == nil {
+		if err == nil {
+			err = fault.New(fault.Unavailable, "database %s/%s is unavailable", s.db.Type, s.db.Schema)
+		}
+		return nil, err
 	}
 	out := make([]*dialects.Table, 0, len(s.tables))
 	for _, t := range s.tables {

@@ -199,9 +199,7 @@ func (e *Engine) runner(ctx context.Context, projectID string, def store.CustomA
 	if s == nil {
 		return nil, fault.New(fault.NotFound, "database %s/%s of custom API %s is not registered", def.Type, def.Schema, def.Key())
 	}
-	s.mu.Lock()
-	src, err := s.openLocked(ctx)
-	s.mu.Unlock()
+	src, err := s.open(ctx, e.cfg.ConnectTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,10 @@ type Config struct {
 	PollInterval time.Duration
 	// RefreshInterval is how long introspected tables are trusted (30s).
 	RefreshInterval time.Duration
+	// ConnectTimeout bounds opening a registered database and reading its
+	// tables (15s). It runs apart from any request, shared by the requests
+	// that wait for it, each of which gives up at its own deadline.
+	ConnectTimeout time.Duration
 	// MissRefresh is the least time between introspections caused by an
 	// unknown table name (2s), so a new table shows up without a flood.
 	MissRefresh time.Duration
@@ -81,6 +85,9 @@ func (c *Config) defaults() {
 	}
 	if c.MissRefresh == 0 {
 		c.MissRefresh = 2 * time.Second
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = dialects.ProbeTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -302,7 +309,7 @@ func (e *Engine) Tables(ctx context.Context, p *auth.Principal, typ, schema stri
 	if s == nil {
 		return nil, fault.New(fault.NotFound, "database %s/%s not found", typ, schema)
 	}
-	ts, err := s.allTables(ctx, e.cfg.RefreshInterval)
+	ts, err := s.allTables(ctx, e.cfg.RefreshInterval, e.cfg.ConnectTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.P
 		tr.gate("catalog", "not found", "no database %s/%s is registered", plan.Type, plan.Schema)
 		return nil, errNoTable
 	}
-	src, tbl, err := s.table(ctx, plan.Table, e.cfg.RefreshInterval, e.cfg.MissRefresh)
+	src, tbl, err := s.table(ctx, plan.Table, e.cfg.RefreshInterval, e.cfg.MissRefresh, e.cfg.ConnectTimeout)
 	if err != nil {
 		tr.gate("catalog", "not found", "%s", fault.As(err).Message)
 		return nil, err
