@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -132,9 +133,13 @@ func Exists(dataDir string) bool {
 // WAL, writers take turns whatever the number.
 const sqliteConns = 8
 
-// openSQLite opens <dataDir>/control.db.
+// openSQLite opens <dataDir>/control.db, private to this user (privateDB).
 func openSQLite(ctx context.Context, dataDir string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", filepath.Join(dataDir, DBFile)+"?"+dsnParams)
+	path := filepath.Join(dataDir, DBFile)
+	if err := privateDB(path); err != nil {
+		return nil, fault.Wrap(fault.Internal, err, "store: make %s private", DBFile)
+	}
+	db, err := sql.Open("sqlite", path+"?"+dsnParams)
 	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "store: open %s", DBFile)
 	}
@@ -147,6 +152,28 @@ func openSQLite(ctx context.Context, dataDir string) (*sql.DB, error) {
 		return nil, dbErr(err, "store: open %s", DBFile)
 	}
 	return db, nil
+}
+
+// privateDB makes the SQLite file path and its companions mode 0600,
+// whatever the process's umask: it creates the file (empty, which SQLite
+// takes for an empty database) when absent, and tightens an existing one
+// and its -wal, -shm and -journal files (written 0644 by older versions).
+// SQLite creates the -wal, -shm and -journal files with the mode of the
+// database file, so they are 0600 from then on.
+func privateDB(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // Backend names the control plane's database: "SQLite" or "PostgreSQL".

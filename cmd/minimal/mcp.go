@@ -61,6 +61,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
+	privateFiles() // a gateway: what it writes under the data dir is private, as with serve
 	st, err := store.Open(ctx, *dataDir)
 	if err != nil {
 		return err

@@ -58,6 +58,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
+	privateFiles() // every file written under the data dir is 0600, every directory 0700
 	if *controlDSN == "" {
 		*controlDSN = os.Getenv(store.EnvControlDSN)
 	}
