@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"context"
 	"time"
 
 	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/permissions"
 	"github.com/littlebitlabs/minimal/query"
 	"github.com/littlebitlabs/minimal/store"
@@ -18,6 +20,51 @@ import (
 // not applied: whatever touches rows still goes through Execute. An
 // unknown action, or a failing check, is not allowed.
 func (e *Engine) Allowed(p *auth.Principal, object, action string) bool {
+	_, err := e.gates(p, object, action, false)
+	return err == nil
+}
+
+// AuthorizeRaw runs the gates for an operation on one table that does not
+// go through Execute: the mini-app schema_batch, whose query and replace
+// ops run SQL on the table's file and whose schema ops rewrite its
+// definition. need lists every action the operation may exercise, each a
+// CRUD action (gate 1, key_type AND the matching locks, then gate 2, the
+// templates) or store.ActionSchema (gate 2). With unbounded, the operation
+// runs SQL that no row scope or column list can narrow, so a CRUD action
+// granted under a row scope or for some columns only is refused too.
+//
+// A refusal answers the pipeline's 403 (permissions.Refusal, or
+// LockedRefusal when a lock forbids the action), is counted like
+// Execute's, and is audited on object with action "write" (as a custom
+// API's write). When every gate passes, the caller runs the operation and
+// reports it through done (rows touched, outcome), which audits it the
+// same way. The table need not exist yet: the gates are the object's.
+func (e *Engine) AuthorizeRaw(ctx context.Context, p *auth.Principal, object string, unbounded bool, need ...string) (done func(rows int64, err error), err error) {
+	start := time.Now()
+	if p == nil {
+		return nil, fault.New(fault.Unauthenticated, "missing access token")
+	}
+	for _, a := range need {
+		gate, err := e.gates(p, object, a, unbounded)
+		if err != nil {
+			if gate != "" {
+				e.refused(ctx, nil, gate)
+			}
+			e.auditOp(ctx, p, rawAction, object, 0, err, start)
+			return nil, err
+		}
+	}
+	return func(rows int64, err error) { e.auditOp(ctx, p, rawAction, object, rows, err, start) }, nil
+}
+
+// rawAction is the audit log's action of an operation AuthorizeRaw let
+// through: like a custom API's writes, it is no single CRUD action.
+const rawAction = "write"
+
+// gates applies gates 1 and 2 (and, with unbounded, refuses a row scope or
+// a column list) for one named action on an object; on a refusal it names
+// the gate that refused.
+func (e *Engine) gates(p *auth.Principal, object, action string, unbounded bool) (RefusalGate, error) {
 	var act query.Action
 	switch action {
 	case store.ActionCreate:
@@ -30,15 +77,36 @@ func (e *Engine) Allowed(p *auth.Principal, object, action string) bool {
 		act = query.Delete
 	case store.ActionSchema:
 		ok, err := e.authz.Permits(p.ProjectID, p.Roles, object, action)
-		return err == nil && ok
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return GateTemplate, permissions.Refusal(p.Roles)
+		}
+		return "", nil
 	default:
-		return false
+		return "", fault.New(fault.Internal, "unknown action %q", action)
 	}
-	if !p.KeyType.Allows(act) || !permissions.EffectiveMask(p.KeyType, e.authz.Locks(p.ProjectID), object).Allows(act) {
-		return false
+	if !p.KeyType.Allows(act) {
+		return GateLock, permissions.Refusal(p.Roles)
+	}
+	if !permissions.EffectiveMask(p.KeyType, e.authz.Locks(p.ProjectID), object).Allows(act) {
+		return GateLock, permissions.LockedRefusal(act, p.Roles)
 	}
 	d, err := e.authz.Decide(p.ProjectID, p.Roles, object, act)
-	return err == nil && d.Allowed
+	if err != nil {
+		return "", err
+	}
+	if !d.Allowed {
+		return GateTemplate, permissions.Refusal(p.Roles)
+	}
+	if unbounded && d.Columns != nil {
+		return GateTemplate, permissions.Refusal(p.Roles)
+	}
+	if unbounded && d.Scopes != nil {
+		return GateScope, permissions.Refusal(p.Roles)
+	}
+	return "", nil
 }
 
 // Refresh drops the cached table list of one database of the principal's

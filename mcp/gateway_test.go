@@ -20,6 +20,7 @@ import (
 	_ "github.com/littlebitlabs/minimal/dialects/pg"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/mcp"
+	"github.com/littlebitlabs/minimal/miniapp"
 	"github.com/littlebitlabs/minimal/sessions"
 	"github.com/littlebitlabs/minimal/store"
 )
@@ -59,7 +60,9 @@ func newGateway(t *testing.T, idle time.Duration) *gateway {
 	if _, err := bootstrap.Ensure(ctx, st, dir, key, ver, log); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(ctx, st, engine.Config{Logger: log, PollInterval: 50 * time.Millisecond})
+	aw := store.NewAuditWriter(st, 1000, log) // the audit table, as serve keeps it
+	t.Cleanup(func() { _ = aw.Close(context.Background()) })
+	eng, err := engine.New(ctx, st, engine.Config{Logger: log, PollInterval: 50 * time.Millisecond, Audit: aw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +70,11 @@ func newGateway(t *testing.T, idle time.Duration) *gateway {
 	go eng.Run(rctx)
 	go ver.Follow(rctx)
 	rest := httptest.NewServer(api.New(api.Deps{Engine: eng, Verifier: ver, Store: st, SigningKey: key}, api.Config{MaxBodyBytes: 1 << 16, MaxPageSize: 100, Logger: log}))
-	srv := mcp.New(mcp.Deps{Engine: eng, Verifier: ver, Store: st, Sessions: sessions.New(st, idle)},
+	roots, err := miniapp.ExportRoots(dir, nil, nil) // <dir>/exports, as serve's default
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mcp.New(mcp.Deps{Engine: eng, Verifier: ver, Store: st, Sessions: sessions.New(st, idle), MiniApp: miniapp.Config{ExportRoots: roots}},
 		mcp.Config{MaxBodyBytes: 1 << 16, MaxPageSize: 100, Version: "test", Logger: log})
 	mcpSrv := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { mcpSrv.Close(); rest.Close(); cancel(); eng.Close() })

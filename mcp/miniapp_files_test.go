@@ -44,6 +44,10 @@ type matResult struct {
 
 func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
 
+// exports is the bootstrap project's export directory: the tools that
+// write files write under it (<data dir>/exports/<org>/<project>).
+func (g *gateway) exports() string { return filepath.Join(g.dir, "exports", "demo", "demo") }
+
 // matOK runs row_materialize and checks each file entry against the bytes
 // want (in order); on disk unless dry.
 func (g *gateway) matOK(sid string, args map[string]any, dry bool, want ...[]byte) matResult {
@@ -125,7 +129,7 @@ func TestMaterializeFormats(t *testing.T) {
 	ext := map[string]string{"raw": "txt", "markdown": "md", "json": "json", "yaml": "yaml"}
 	for _, format := range []string{"raw", "markdown", "json", "yaml"} {
 		func() { // g's helpers fail the test itself: no subtests
-			dir := filepath.Join(t.TempDir(), "out")
+			dir := filepath.Join(g.exports(), "out-"+format)
 			// by_id, one file named by the row id.
 			res := g.matOK(sid, map[string]any{"table": "notes", "selector": map[string]any{"type": "by_id", "id": a},
 				"fields": map[string]any{"mode": "all"}, "format": format, "dest": dir}, false, []byte(perRow[format][a]))
@@ -158,7 +162,7 @@ func TestMaterializeFormats(t *testing.T) {
 			case "yaml":
 				all = "---\n" + perRow[format][order[0]] + "---\n" + perRow[format][order[1]]
 			}
-			file := filepath.Join(t.TempDir(), "sub", "all."+ext[format])
+			file := filepath.Join(g.exports(), "sub-"+format, "all."+ext[format])
 			args := map[string]any{"table": "notes", "selector": map[string]any{"type": "by_filter", "filter": filter},
 				"fields": map[string]any{"mode": "all"}, "format": format, "dest": file, "concat": true, "dry_run": true}
 			res = g.matOK(sid, args, true, []byte(all))
@@ -173,7 +177,7 @@ func TestMaterializeFormats(t *testing.T) {
 		}()
 	}
 	// A field list, in its order; the text of the answer exactly.
-	dir := t.TempDir()
+	dir := filepath.Join(g.exports(), "list")
 	text, isErr := g.miniTool(sid, "row_materialize", map[string]any{"table": "notes", "selector": map[string]any{"type": "by_id", "id": b},
 		"fields": map[string]any{"mode": "list", "fields": []any{"body", "title"}}, "format": "raw", "dest": dir})
 	content := "null\nbeta: 2"
@@ -183,7 +187,7 @@ func TestMaterializeFormats(t *testing.T) {
 	// limit and offset of by_filter.
 	g.matOK(sid, map[string]any{"table": "notes", "selector": map[string]any{"type": "by_filter", "limit": 1, "offset": 1,
 		"filter": map[string]any{"type": "like", "field": "title", "pattern": "%"}}, "fields": map[string]any{"mode": "all"}, "format": "raw",
-		"dest": t.TempDir(), "dry_run": true}, true, []byte(perRow["raw"][order[1]]))
+		"dest": g.exports(), "dry_run": true}, true, []byte(perRow["raw"][order[1]]))
 }
 
 // TestMaterializeErrors: the contract's refusals, verbatim, and nothing
@@ -193,7 +197,10 @@ func TestMaterializeErrors(t *testing.T) {
 	sid := g.start(g.agent)
 	_, rows := g.twoNotes(sid)
 	a := rows["alpha"]["id"].(string)
-	dir := t.TempDir()
+	dir := filepath.Join(g.exports(), "errs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	base := func(extra map[string]any) map[string]any {
 		m := map[string]any{"table": "notes", "selector": map[string]any{"type": "by_id", "id": a}, "fields": map[string]any{"mode": "all"},
 			"format": "json", "dest": dir}
@@ -211,7 +218,6 @@ func TestMaterializeErrors(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"relative dest", base(map[string]any{"dest": "out/x"}), "materialize dest must be absolute: out/x"},
 		{"by_id with concat", base(map[string]any{"concat": true}), "materialize invalid param 'concat': concat=true requires selector=by_filter (ById always yields a single row)"},
 		{"unknown field", base(map[string]any{"fields": map[string]any{"mode": "list", "fields": []any{"title", "nope"}}}), "materialize unknown field: nope"},
 		{"no such row", base(map[string]any{"selector": map[string]any{"type": "by_id", "id": "00000000-0000-4000-8000-000000000000"}}), "materialize row not found: 00000000-0000-4000-8000-000000000000"},
@@ -356,8 +362,7 @@ func TestSnapshot(t *testing.T) {
 	t.Setenv("MINI_APP_SNAPSHOT_RETENTION", "3")
 	g := newGateway(t, time.Minute)
 	sid := g.start(g.agent)
-	root := filepath.Join(g.dir, "mini-app", "app")
-	snaps := filepath.Join(root, "_snapshots")
+	snaps := filepath.Join(g.exports(), "_snapshots", "app")
 
 	before := time.Now().Unix()
 	r, text := g.snapshot(sid, map[string]any{"table": "notes"})
@@ -431,7 +436,7 @@ func TestSnapshotUpload(t *testing.T) {
 	}
 	g := newGateway(t, time.Minute)
 	sid := g.start(g.agent)
-	snaps := filepath.Join(g.dir, "mini-app", "app", "_snapshots")
+	snaps := filepath.Join(g.exports(), "_snapshots", "app")
 	t.Setenv("MINI_APP_S3_BUCKET", "snaps")
 	text, isErr := g.miniTool(sid, "data_snapshot", map[string]any{"upload": true})
 	if want := "upload not configured: missing env: MINI_APP_S3_ENDPOINT, MINI_APP_S3_ACCESS_KEY_ID, MINI_APP_S3_SECRET_ACCESS_KEY"; !isErr || text != want {
@@ -491,8 +496,10 @@ func TestSnapshotPermission(t *testing.T) {
 	if want := "data_snapshot writes files on the server and needs role admin, got [reader]"; !isErr || text != want {
 		t.Fatalf("%v %q, want %q", isErr, text, want)
 	}
-	if _, err := os.Stat(filepath.Join(g.dir, "mini-app", "app", "_snapshots")); !os.IsNotExist(err) {
-		t.Fatalf("refused snapshot wrote: %v", err)
+	for _, dir := range []string{filepath.Join(g.dir, "mini-app", "app", "_snapshots"), filepath.Join(g.dir, "exports")} {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("refused snapshot wrote %s: %v", dir, err)
+		}
 	}
 }
 

@@ -336,7 +336,7 @@ func TestSchemaBatch(t *testing.T) {
 }
 
 // TestSchemaPermissions: without role admin, the schema action is needed
-// on top of the CRUD right; raw SQL is for admins only; locks apply.
+// on top of the CRUD right; raw SQL needs every CRUD right; locks apply.
 func TestSchemaPermissions(t *testing.T) {
 	g, sid, root := schemaFixture(t)
 	ctx := context.Background()
@@ -380,7 +380,7 @@ func TestSchemaPermissions(t *testing.T) {
 	g.refused(designer, dsid, "schema_update", def("d1"),
 		"schema_update needs the update right on mi/app/d1 (key_type, locks and templates), got [designer]")
 	g.refused(designer, dsid, "schema_batch", map[string]any{"ops": []any{map[string]any{"op": "query", "table": "d1", "sql": "DELETE FROM rows"}}},
-		"schema_batch query ops run raw SQL on the table file and need role admin, got [designer]")
+		"schema_batch query and replace ops run SQL on the table file that no row scope or column list bounds: they need the schema action and create, read, update and delete on every row and column of mi/app/d1 (key_type, locks and templates): insufficient permissions for this operation on this table, got [designer]")
 	if rows := g.listData(designer, dsid, "d1"); len(rows) != 1 {
 		t.Fatalf("refused query ran: %v", rows)
 	}

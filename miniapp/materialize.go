@@ -28,10 +28,10 @@ const AdminRole = "admin"
 func init() {
 	insertTools("alias_create",
 		&Tool{Name: "row_materialize", Action: query.Read, Destructive: true, Idempotent: true,
-			Description: "Write rows to files on the server: selector by_id {id} or by_filter {filter, limit (default 100), offset}; fields FieldSelector; format raw|markdown|json|yaml; dest absolute (a directory of {id}.{ext} files, or one file with concat); write_mode overwrite|error; dry_run. Returns {count, files:[{path, bytes, sha256, row_id}]}. Needs role admin.",
+			Description: "Write rows to files on the server: selector by_id {id} or by_filter {filter, limit (default 100), offset}; fields FieldSelector; format raw|markdown|json|yaml; dest (a directory of {id}.{ext} files, or one file with concat): on the gateway under your export directories <export root>/<org>/<project> (a relative dest is taken under the first), elsewhere PATH_NOT_ALLOWED; in the drop-in mode any absolute path; write_mode overwrite|error; dry_run. Returns {count, files:[{path, bytes, sha256, row_id}]}. Needs role admin.",
 			InputSchema: obj(`"selector":{"type":"object","description":"{\"type\":\"by_id\",\"id\":…} or {\"type\":\"by_filter\",\"filter\":ListFilter,\"limit\":n,\"offset\":n}."},`+
 				`"fields":{"type":"object","description":"FieldSelector: {\"mode\":\"all\"} or {\"mode\":\"list\",\"fields\":[…]}."},`+
-				`"format":{"type":"string","enum":["raw","markdown","json","yaml"]},"dest":{"type":"string","description":"Absolute path: a directory, or the file when concat."},`+
+				`"format":{"type":"string","enum":["raw","markdown","json","yaml"]},"dest":{"type":"string","description":"A directory, or the file when concat: on the gateway under <export root>/<org>/<project> (relative: under the first); in the drop-in mode an absolute path."},`+
 				`"concat":{"type":"boolean"},"write_mode":{"type":"string","enum":["overwrite","error"]},"dry_run":{"type":"boolean"},`+tableProp,
 				"selector", "fields", "format", "dest"),
 			run: (*Service).materialize})
@@ -84,6 +84,7 @@ type matFile struct {
 	SHA256 string  `json:"sha256"`
 	RowID  *string `json:"row_id"`
 	data   []byte
+	name   string // in the destination directory
 }
 
 // projField is one projected key and value, in projection order.
@@ -132,11 +133,21 @@ func (s *Service) materialize(ctx context.Context, p *auth.Principal, args json.
 	if !all && sel.Mode != "list" && !strings.EqualFold(sel.Type, "list") {
 		return "", &ArgsError{Msg: "invalid params: fields: mode must be `all` or `list`"}
 	}
-	if !filepath.IsAbs(a.Dest) {
+	if s.cfg.Mounted && !filepath.IsAbs(a.Dest) {
 		return "", matErr(fault.Invalid, "MATERIALIZE_DEST_RELATIVE", map[string]any{"path": a.Dest}, "materialize dest must be absolute: %s", a.Dest)
 	}
 	if err := requireAdmin(p, "row_materialize"); err != nil {
 		return "", err
+	}
+	// Where the files go, checked before any row is read: on the gateway,
+	// under the caller's export directories only.
+	dir, concatName := a.Dest, ""
+	if a.Concat {
+		dir, concatName = filepath.Dir(a.Dest), filepath.Base(a.Dest)
+	}
+	out, err := s.outDir(p, dir, false)
+	if err != nil {
+		return "", matDirErr(dir, err)
 	}
 	t, err := s.resolve(ctx, p, a.Table, a.Schema)
 	if err != nil {
@@ -201,7 +212,7 @@ func (s *Service) materialize(ctx context.Context, p *auth.Principal, args json.
 		if err != nil {
 			return "", err
 		}
-		files = append(files, newMatFile(a.Dest, b, nil))
+		files = append(files, newMatFile(concatName, b, nil))
 	} else {
 		for i, r := range rows {
 			b, err := renderRow(a.Format, projected[i], r.ID)
@@ -209,8 +220,24 @@ func (s *Service) materialize(ctx context.Context, p *auth.Principal, args json.
 				return "", err
 			}
 			id := r.ID
-			files = append(files, newMatFile(a.Dest+"/"+r.ID+"."+ext, b, &id))
+			files = append(files, newMatFile(r.ID+"."+ext, b, &id))
 		}
+	}
+	place := func(dir string) error {
+		for i := range files {
+			path, err := s.outFile(p, dir, files[i].name)
+			if err != nil {
+				return err
+			}
+			files[i].Path = path
+		}
+		if a.Concat && s.cfg.Mounted {
+			files[0].Path = a.Dest // as given
+		}
+		return nil
+	}
+	if err := place(out); err != nil {
+		return "", err
 	}
 	errorMode := a.WriteMode == "error"
 	if errorMode {
@@ -222,15 +249,16 @@ func (s *Service) materialize(ctx context.Context, p *auth.Principal, args json.
 		}
 	}
 	if !a.DryRun {
-		dir := a.Dest
-		if a.Concat {
-			dir = filepath.Dir(a.Dest)
+		// The directories are made now, resolved again: the files go where
+		// the resolved path leads at this moment.
+		if out, err = s.outDir(p, dir, true); err != nil {
+			return "", matDirErr(dir, err)
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", matIO(fmt.Sprintf("create_dir_all '%s': %s", dir, errMsg(err)))
+		if err := place(out); err != nil {
+			return "", err
 		}
 		for _, f := range files {
-			if err := writeAtomic(f.Path, f.data, errorMode); err != nil {
+			if err := writeAtomic(f.Path, f.data, errorMode, s.filePerm()); err != nil {
 				return "", err
 			}
 		}
@@ -238,9 +266,20 @@ func (s *Service) materialize(ctx context.Context, p *auth.Principal, args json.
 	return compact(map[string]any{"count": len(files), "files": files})
 }
 
-func newMatFile(path string, b []byte, rowID *string) matFile {
+// newMatFile is the file name in the destination directory, with its
+// bytes; Path is set by where the directory resolves.
+func newMatFile(name string, b []byte, rowID *string) matFile {
 	sum := sha256.Sum256(b)
-	return matFile{Path: path, Bytes: len(b), SHA256: hex.EncodeToString(sum[:]), RowID: rowID, data: b}
+	return matFile{Bytes: len(b), SHA256: hex.EncodeToString(sum[:]), RowID: rowID, data: b, name: name}
+}
+
+// matDirErr words a failure of outDir: PATH_NOT_ALLOWED as it is, an OS
+// error as mini-app-mcp's create_dir_all failure.
+func matDirErr(dir string, err error) error {
+	if e, ok := err.(*Error); ok {
+		return e
+	}
+	return matIO(fmt.Sprintf("create_dir_all '%s': %s", dir, errMsg(err)))
 }
 
 // errMsg is the OS error without Go's "op path:" wrapper.
@@ -252,10 +291,11 @@ func errMsg(err error) string {
 	return err.Error()
 }
 
-// writeAtomic writes b to path through a temporary file of the same
-// directory and a rename; with noReplace an existing path is refused
-// (a hard link does not replace what is there).
-func writeAtomic(path string, b []byte, noReplace bool) error {
+// writeAtomic writes b to path (mode perm) through a temporary file of the
+// same directory, created new (O_EXCL), and a rename; with noReplace an
+// existing path is refused (a hard link does not replace what is there).
+// Neither the rename nor the link follows a symbolic link at path.
+func writeAtomic(path string, b []byte, noReplace bool, perm fs.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return matIO(fmt.Sprintf("write '%s': %s", path, errMsg(err)))
@@ -266,7 +306,7 @@ func writeAtomic(path string, b []byte, noReplace bool) error {
 		tmp.Close()
 		return matIO(fmt.Sprintf("write '%s': %s", path, errMsg(err)))
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(perm); err != nil {
 		tmp.Close()
 		return matIO(fmt.Sprintf("write '%s': %s", path, errMsg(err)))
 	}

@@ -1,10 +1,13 @@
 package miniapp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/url"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/fault"
@@ -62,7 +65,11 @@ func (s *Service) ReadResource(ctx context.Context, p *auth.Principal, uri strin
 	}
 	switch kind {
 	case "yaml":
-		return "application/yaml", string(t.info.YAML), nil
+		y, err := t.visibleYAML()
+		if err != nil {
+			return "", "", err
+		}
+		return "application/yaml", y, nil
 	case "json":
 		b, _ := json.MarshalIndent(infoDoc(t), "", "  ")
 		return "application/json", string(b), nil
@@ -119,7 +126,7 @@ See docs://tools, docs://errors, docs://filters and docs://order-by.
 | schema_create | table, scope project/user, fields [{name, type, required?, description?}], title?, description?, dry_run? | {"created", "schema_path", "scope"} |
 | schema_update | same as schema_create (fields replace the old ones) | {"updated", "schema_path", "scope", "fields_added", "fields_removed", "fields_type_changed"} |
 | schema_delete | table, scope, dry_run? | {"deleted", "schema_path_removed", "db_file_retained", "scope"} |
-| schema_batch | ops [query (admin) / schema_create / schema_update / schema_delete / replace (admin)], dry_run? | {"committed", "ops_executed", "yaml_writes", "backups_written", "registry_rebuilt"} |
+| schema_batch | ops [query / schema_create / schema_update / schema_delete / replace], dry_run? (query and replace: the schema action and unscoped CRUD rights) | {"committed", "ops_executed", "yaml_writes", "backups_written", "registry_rebuilt"} |
 | data_snapshot | table?, scope? project/user, dry_run?, upload? | {"snapshotted", "purged"} (role admin) |
 | row_materialize | selector by_id/by_filter, fields, format raw/markdown/json/yaml, dest (absolute), concat?, write_mode?, dry_run?, table? | {"count", "files":[{path, bytes, sha256, row_id}]} (role admin) |
 | alias_create | name, table? or sources?, filter or filter_template, params_schema?, aggregator?, limit?, description?, fields?, order_by?, scope? | {"created"} |
@@ -164,4 +171,58 @@ Only schema fields you may see are accepted.
 defaults to asc. Fields must be schema fields (or id, created_at, updated_at).
 Without order_by, list returns the newest rows first (created_at desc).
 `,
+}
+
+// visibleYAML is the table's schema.yaml as the caller may see it: the
+// file as it is when every field is visible, else without the entries of
+// fields the caller may not read (as info and schema://json leave them
+// out).
+func (t *target) visibleYAML() (string, error) {
+	if len(t.fields()) == len(t.info.Fields) {
+		return string(t.info.YAML), nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(t.info.YAML, &doc); err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return "", schemaErr(t.table)
+	}
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value != "fields" || top.Content[i+1].Kind != yaml.SequenceNode {
+			continue
+		}
+		seq := top.Content[i+1]
+		kept := seq.Content[:0]
+		for _, f := range seq.Content {
+			if _, ok := t.field(yamlName(f)); ok {
+				kept = append(kept, f)
+			}
+		}
+		seq.Content = kept
+		if len(kept) == 0 {
+			seq.Style = yaml.FlowStyle // fields: []
+		}
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return "", fault.Wrap(fault.Internal, err, "encode schema.yaml")
+	}
+	if err := enc.Close(); err != nil {
+		return "", fault.Wrap(fault.Internal, err, "encode schema.yaml")
+	}
+	return buf.String(), nil
+}
+
+// yamlName is the name of one entry of a schema.yaml's fields, or "".
+func yamlName(f *yaml.Node) string {
+	if f.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(f.Content); i += 2 {
+		if f.Content[i].Value == "name" {
+			return f.Content[i+1].Value
+		}
+	}
+	return ""
 }

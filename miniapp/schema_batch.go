@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -18,7 +19,7 @@ import (
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/dialects/mi"
 	"github.com/littlebitlabs/minimal/fault"
-	"github.com/littlebitlabs/minimal/query"
+	"github.com/littlebitlabs/minimal/store"
 )
 
 // batchOp is one op of schema_batch, tagged by op.
@@ -72,7 +73,7 @@ func parseBatchOps(raw []json.RawMessage) ([]*batchOp, error) {
 	return ops, nil
 }
 
-func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error) {
+func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.RawMessage) (_ string, err error) {
 	var a struct {
 		Ops    []json.RawMessage `json:"ops"`
 		DryRun bool              `json:"dry_run"`
@@ -131,37 +132,18 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 	existed := t != nil
 	yamlPath, dbPath := d.schemaPath(table), d.dbPath(table)
 
-	// Rights: raw SQL and row replacement bypass row scopes, so they are
-	// for role admin only; schema ops follow the schema_* rule.
-	checked := map[string]bool{}
-	for _, op := range ops {
-		if checked[op.Op] {
-			continue
-		}
-		checked[op.Op] = true
-		switch op.Op {
-		case "query":
-			if !hasRole(p, AdminRole) {
-				return "", fault.New(fault.Forbidden, "schema_batch query ops run raw SQL on the table file and need role %s, got [%s]", AdminRole, strings.Join(p.Roles, ", "))
-			}
-		case "replace":
-			if !hasRole(p, AdminRole) {
-				return "", fault.New(fault.Forbidden, "schema_batch replace ops write rows without row scopes or history and need role %s, got [%s]", AdminRole, strings.Join(p.Roles, ", "))
-			}
-		case "schema_create":
-			if err := s.checkSchemaRights(ctx, p, "schema_batch", d.schema, table, query.Insert, nil); err != nil {
-				return "", err
-			}
-		case "schema_update", "schema_delete":
-			act := query.Update
-			if op.Op == "schema_delete" {
-				act = query.Delete
-			}
-			if err := s.checkSchemaRights(ctx, p, "schema_batch", d.schema, table, act, t); err != nil {
-				return "", err
-			}
-		}
+	// Rights, before anything runs: the batch is one operation on the
+	// table object, through the engine's gates, audited like a write.
+	done, err := s.authorizeBatch(ctx, p, "mi/"+d.schema+"/"+table, ops)
+	if err != nil {
+		return "", err
 	}
+	var touched int64
+	defer func() {
+		if done != nil {
+			done(touched, err)
+		}
+	}()
 
 	// Check every op against the state the ops before it leave.
 	exists := existed
@@ -235,6 +217,7 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 		}
 	}
 	if a.DryRun {
+		done = nil // nothing runs: nothing to audit
 		affects := make([]any, len(ops))
 		for i, op := range ops {
 			affects[i] = op.shown
@@ -311,11 +294,12 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 	}
 	var affects map[string]any
 	if hasSQL {
-		deleted, inserted, err := runBatchSQL(ctx, dbPath, ops)
+		deleted, inserted, changed, err := runBatchSQL(ctx, dbPath, ops)
 		if err != nil {
 			undo()
 			return "", err
 		}
+		touched = deleted + inserted + changed
 		for _, op := range ops {
 			if op.Op == "replace" {
 				affects = map[string]any{"deleted": deleted, "inserted": inserted}
@@ -324,7 +308,7 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 	}
 	if len(writes) > 0 || existed != exists {
 		if tmpYAML != "" {
-			if err := os.Chmod(tmpYAML, 0o644); err != nil {
+			if err := os.Chmod(tmpYAML, s.filePerm()); err != nil {
 				return "", ioErr(err)
 			}
 			if err := os.Rename(tmpYAML, yamlPath); err != nil {
@@ -344,13 +328,53 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 	return compact(out)
 }
 
-func hasRole(p *auth.Principal, role string) bool {
-	for _, r := range p.Roles {
-		if r == role {
-			return true
+// batchRights are the rights each op of schema_batch exercises: query runs
+// any SQL on the table's file (all four CRUD rights); replace deletes the
+// matching rows, counts them and inserts its items; the schema ops change
+// the definition and act on rows as their schema_* tools do.
+var batchRights = map[string][]string{
+	"query":         {store.ActionSchema, store.ActionCreate, store.ActionRead, store.ActionUpdate, store.ActionDelete},
+	"replace":       {store.ActionSchema, store.ActionCreate, store.ActionRead, store.ActionDelete},
+	"schema_create": {store.ActionSchema, store.ActionCreate},
+	"schema_update": {store.ActionSchema, store.ActionUpdate},
+	"schema_delete": {store.ActionSchema, store.ActionDelete},
+}
+
+// authorizeBatch passes a batch through the engine's gates on the table
+// object: the union of its ops' rights, in the order schema, create, read,
+// update, delete. query and replace run SQL that neither row scopes nor
+// column lists nor history can bound, so a batch holding one needs those
+// rights unscoped and on every column. The refusal names what the batch
+// needed and keeps the pipeline's message (the caller's roles, or the
+// lock); it is audited by the engine.
+func (s *Service) authorizeBatch(ctx context.Context, p *auth.Principal, object string, ops []*batchOp) (func(int64, error), error) {
+	var need []string
+	raw := false
+	for _, a := range []string{store.ActionSchema, store.ActionCreate, store.ActionRead, store.ActionUpdate, store.ActionDelete} {
+		for _, op := range ops {
+			if slices.Contains(batchRights[op.Op], a) {
+				need = append(need, a)
+				break
+			}
 		}
 	}
-	return false
+	for _, op := range ops {
+		raw = raw || op.Op == "query" || op.Op == "replace"
+	}
+	done, err := s.eng.AuthorizeRaw(ctx, p, object, raw, need...)
+	if err == nil || fault.KindOf(err) != fault.Forbidden {
+		return done, err
+	}
+	crud := need[1:] // need starts with the schema action
+	list := strings.Join(crud, ", ")
+	if len(crud) > 1 {
+		list = strings.Join(crud[:len(crud)-1], ", ") + " and " + crud[len(crud)-1]
+	}
+	if raw {
+		return nil, fault.Wrap(fault.Forbidden, err, "schema_batch query and replace ops run SQL on the table file that no row scope or column list bounds: they need the schema action and %s on every row and column of %s (key_type, locks and templates): %s",
+			list, object, fault.As(err).Message)
+	}
+	return nil, fault.Wrap(fault.Forbidden, err, "schema_batch needs the schema action and %s on %s (key_type, locks and templates): %s", list, object, fault.As(err).Message)
 }
 
 func fieldInfos(fs []fieldArg) []mi.FieldInfo {
@@ -373,11 +397,13 @@ func (op *batchOp) checkReplace(i int, fields []mi.FieldInfo) error {
 		if !miTableName.MatchString(k) {
 			return validationErr("match", fmt.Sprintf("invalid match key '%s': must match [A-Za-z0-9_-]+", k))
 		}
-		var v string
-		if err := json.Unmarshal(raw, &v); err != nil {
+		// A null would decode as "" and match nothing: the items would be
+		// inserted beside the rows they were meant to replace.
+		var v *string
+		if err := json.Unmarshal(raw, &v); err != nil || v == nil {
 			return validationErr("match."+k, "match values must be strings")
 		}
-		op.match = append(op.match, [2]string{k, v})
+		op.match = append(op.match, [2]string{k, *v})
 	}
 	sort.Slice(op.match, func(a, b int) bool { return op.match[a][0] < op.match[b][0] })
 	t := &target{info: &mi.TableInfo{Fields: fields}, visible: map[string]bool{}}
@@ -403,21 +429,22 @@ func (op *batchOp) checkReplace(i int, fields []mi.FieldInfo) error {
 
 // runBatchSQL runs the query and replace ops in one transaction and one
 // SAVEPOINT on the table's file; any failure rolls everything back and is
-// BATCH_ABORTED naming the op.
-func runBatchSQL(ctx context.Context, dbPath string, ops []*batchOp) (deleted, inserted int64, err error) {
+// BATCH_ABORTED naming the op. It counts the rows replace deleted and
+// inserted, and those the query ops changed.
+func runBatchSQL(ctx context.Context, dbPath string, ops []*batchOp) (deleted, inserted, changed int64, err error) {
 	db, err := sql.Open("sqlite", "file:"+sqlitePath(dbPath)+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
 	if err != nil {
-		return 0, 0, asStorage(err)
+		return 0, 0, 0, asStorage(err)
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return 0, 0, asStorage(err)
+		return 0, 0, 0, asStorage(err)
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return 0, 0, asStorage(err)
+		return 0, 0, 0, asStorage(err)
 	}
 	committed := false
 	defer func() {
@@ -426,14 +453,18 @@ func runBatchSQL(ctx context.Context, dbPath string, ops []*batchOp) (deleted, i
 		}
 	}()
 	if _, err := conn.ExecContext(ctx, "SAVEPOINT schema_batch"); err != nil {
-		return 0, 0, asStorage(err)
+		return 0, 0, 0, asStorage(err)
 	}
 	now := time.Now().Unix()
 	for i, op := range ops {
 		switch op.Op {
 		case "query":
-			if _, err := conn.ExecContext(ctx, op.SQL, op.args...); err != nil {
-				return 0, 0, batchAborted(i, err.Error())
+			res, err := conn.ExecContext(ctx, op.SQL, op.args...)
+			if err != nil {
+				return 0, 0, 0, batchAborted(i, err.Error())
+			}
+			if n, err := res.RowsAffected(); err == nil {
+				changed += n
 			}
 		case "replace":
 			where := make([]string, len(op.match))
@@ -444,27 +475,27 @@ func runBatchSQL(ctx context.Context, dbPath string, ops []*batchOp) (deleted, i
 			}
 			res, err := conn.ExecContext(ctx, "DELETE FROM rows WHERE "+strings.Join(where, " AND "), args...)
 			if err != nil {
-				return 0, 0, batchAborted(i, err.Error())
+				return 0, 0, 0, batchAborted(i, err.Error())
 			}
 			n, _ := res.RowsAffected()
 			deleted += n
 			for _, data := range op.items {
 				if _, err := conn.ExecContext(ctx, "INSERT INTO rows (id, data, created_at, updated_at) VALUES (?, ?, ?, ?)",
 					uuid.NewString(), data, now, now); err != nil {
-					return 0, 0, batchAborted(i, err.Error())
+					return 0, 0, 0, batchAborted(i, err.Error())
 				}
 				inserted++
 			}
 		}
 	}
 	if _, err := conn.ExecContext(ctx, "RELEASE schema_batch"); err != nil {
-		return 0, 0, asStorage(err)
+		return 0, 0, 0, asStorage(err)
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return 0, 0, asStorage(err)
+		return 0, 0, 0, asStorage(err)
 	}
 	committed = true
-	return deleted, inserted, nil
+	return deleted, inserted, changed, nil
 }
 
 // ensureTableDB creates <root>/<table>/<table>.db with the mini-app

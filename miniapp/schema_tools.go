@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -63,7 +64,7 @@ func init() {
 			Description: "Remove a table's schema.yaml after a backup pair in <scope_root>/_backup; the .db file is kept. Returns {deleted, schema_path_removed, db_file_retained, scope}. Needs role admin or the schema action, plus delete.",
 			InputSchema: obj(`"table":{"type":"string"},`+scopeProp+`,"dry_run":{"type":"boolean"},`+schemaDBProp, "table", "scope"), run: (*Service).schemaDelete},
 		&Tool{Name: "schema_batch", Action: query.Update, Destructive: true,
-			Description: "Run ops on one table atomically: query (raw SQL on the table's SQLite file, params bound; role admin only), schema_create, schema_update, schema_delete, replace {match, items} (rows swapped without history; role admin only). Backups first, query/replace in one SAVEPOINT, yaml written after commit. Any failure: BATCH_ABORTED, nothing changed. dry_run previews.",
+			Description: "Run ops on one table atomically: query (raw SQL on the table's SQLite file, params bound), schema_create, schema_update, schema_delete, replace {match, items} (rows swapped without history). query and replace need the schema action and, with no row scope or column limit, create, read, update and delete (replace: create, read, delete) on the table. Backups first, query/replace in one SAVEPOINT, yaml written after commit. Any failure: BATCH_ABORTED, nothing changed. dry_run previews.",
 			InputSchema: obj(`"ops":{"type":"array","items":{"type":"object","properties":{"op":{"type":"string","enum":["query","schema_create","schema_update","schema_delete","replace"]}},"required":["op","table"]}},"dry_run":{"type":"boolean"},`+schemaDBProp, "ops"), run: (*Service).schemaBatch},
 	)
 }
@@ -222,9 +223,9 @@ func (s *Service) checkSchemaRights(ctx context.Context, p *auth.Principal, tool
 	return nil
 }
 
-// writeFileAtomic writes b to path through a temporary file in the same
-// directory and a rename.
-func writeFileAtomic(path string, b []byte) error {
+// writeFileAtomic writes b to path, with mode perm, through a temporary
+// file in the same directory and a rename.
+func writeFileAtomic(path string, b []byte, perm fs.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -239,7 +240,7 @@ func writeFileAtomic(path string, b []byte) error {
 		os.Remove(name)
 		return err
 	}
-	if err := os.Chmod(name, 0o644); err != nil {
+	if err := os.Chmod(name, perm); err != nil {
 		os.Remove(name)
 		return err
 	}
@@ -381,7 +382,7 @@ func (s *Service) schemaUpdate(ctx context.Context, p *auth.Principal, args json
 		return "", err
 	}
 	path := d.schemaPath(a.Table)
-	if err := writeFileAtomic(path, y); err != nil {
+	if err := writeFileAtomic(path, y, s.filePerm()); err != nil {
 		return "", ioErr(err)
 	}
 	s.eng.Refresh(p, "mi", d.schema)
@@ -453,7 +454,7 @@ func (s *Service) backup(ctx context.Context, d scopeDir, table string) (string,
 	if err := vacuumInto(ctx, db, base(secs)+".db"); err != nil {
 		return "", backupErr("sqlite backup failed: " + err.Error())
 	}
-	if err := writeFileAtomic(base(secs)+".yaml", y); err != nil {
+	if err := writeFileAtomic(base(secs)+".yaml", y, s.filePerm()); err != nil {
 		os.Remove(base(secs) + ".db")
 		return "", backupErr("cannot write yaml backup: " + errMsg(err))
 	}

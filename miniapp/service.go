@@ -25,6 +25,12 @@ type Config struct {
 	// Mounted says reload is configured (the drop-in mode). Without it
 	// reload answers CONFIG_ERROR as mini-app-mcp's new_single server does.
 	Mounted bool
+	// ExportRoots are the directories under which, on the gateway (not
+	// Mounted), row_materialize and data_snapshot write: each caller
+	// under <root>/<org>/<project> of each (see ExportRoots). None: they
+	// refuse every path. The drop-in mode writes where its one local
+	// user says, as mini-app-mcp.
+	ExportRoots []string
 }
 
 // Service runs the mini-app tools for principals.

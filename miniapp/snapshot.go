@@ -29,7 +29,7 @@ const DefaultSnapshotRetention = 10
 func init() {
 	insertTools("row_materialize",
 		&Tool{Name: "data_snapshot", Action: query.Read,
-			Description: "Online SQLite snapshot of one or all tables to <scope_root>/_snapshots/<table>.<unix_secs>.db, keeping the newest MINI_APP_SNAPSHOT_RETENTION (default 10). table and scope (project|user) narrow the set; dry_run previews; upload pushes each snapshot to the MINI_APP_S3_* destination. Needs role admin.",
+			Description: "Online SQLite snapshot of one or all tables to <scope_root>/_snapshots/<table>.<unix_secs>.db (on the gateway: <export root>/<org>/<project>/_snapshots/<schema>/), keeping the newest MINI_APP_SNAPSHOT_RETENTION (default 10). table and scope (project|user) narrow the set; dry_run previews; upload pushes each snapshot to the MINI_APP_S3_* destination. Needs role admin.",
 			InputSchema: obj(`"scope":{"type":"string","description":"project or user."},"dry_run":{"type":"boolean"},"upload":{"type":"boolean"},` + tableProp),
 			run:         (*Service).snapshot})
 }
@@ -48,11 +48,31 @@ func snapshotErr(msg string) *Error {
 	return newErr(fault.Unavailable, "SNAPSHOT_ERROR", nil, "snapshot error: %s", msg)
 }
 
-// snapTarget is a table to snapshot: its database file and scope.
+// snapTarget is a table to snapshot: its database file and scope, and
+// the directory its snapshots go to.
 type snapTarget struct {
 	t           *target
 	scope, root string
 	db          string
+	snaps       string
+}
+
+// snapDir is where a table's snapshots go: <scope_root>/_snapshots in the
+// drop-in mode; on the gateway, _snapshots/<schema> under the caller's
+// first export directory (see outDir), made when create.
+func (s *Service) snapDir(p *auth.Principal, st snapTarget, create bool) (string, error) {
+	dir := filepath.Join(st.root, "_snapshots")
+	if !s.cfg.Mounted {
+		dir = filepath.Join("_snapshots", st.t.schema)
+	}
+	out, err := s.outDir(p, dir, create)
+	if err != nil {
+		if e, ok := err.(*Error); ok {
+			return "", e
+		}
+		return "", snapshotErr("cannot create snapshot dir: " + errMsg(err))
+	}
+	return out, nil
 }
 
 // scopeOf places a table: the drop-in mode's user database is scope user,
@@ -133,6 +153,12 @@ func (s *Service) snapshot(ctx context.Context, p *auth.Principal, args json.Raw
 		if _, err := s.read(ctx, p, probe); err != nil {
 			return "", err
 		}
+		// Refused here, before any snapshot is written, when the
+		// directory is not the caller's.
+		var err error
+		if st.snaps, err = s.snapDir(p, st, false); err != nil {
+			return "", err
+		}
 		targets = append(targets, st)
 	}
 	sort.SliceStable(targets, func(i, j int) bool { return targets[i].t.table < targets[j].t.table })
@@ -148,7 +174,7 @@ func (s *Service) snapshot(ctx context.Context, p *auth.Principal, args json.Raw
 			}
 			names = append(names, st.t.table)
 			counts[st.t.table] = n
-			purge[st.t.table] = max(len(generations(st.root, st.t.table))-retention, 0)
+			purge[st.t.table] = max(len(generations(st.snaps, st.t.table))-retention, 0)
 		}
 		sort.Strings(names)
 		return compact(map[string]any{"dry_run": true, "affects": map[string]any{
@@ -183,12 +209,16 @@ func (s *Service) snapshot(ctx context.Context, p *auth.Principal, args json.Raw
 	var ups []uploaded
 	var upErrs []uploadErr
 	for _, st := range targets {
-		path, secs, err := writeSnapshot(ctx, st.root, st.t.table, st.db)
+		dir, err := s.snapDir(p, st, true)
+		if err != nil {
+			return "", err
+		}
+		path, secs, err := s.writeSnapshot(ctx, p, dir, st.t.table, st.db)
 		if err != nil {
 			return "", err
 		}
 		out.Snapshotted = append(out.Snapshotted, snapped{st.scope, path, st.t.table, &secs})
-		if n := purgeSnapshots(st.root, st.t.table, retention); n > 0 {
+		if n := purgeSnapshots(dir, st.t.table, retention); n > 0 {
 			out.Purged = append(out.Purged, purged{n, st.t.table})
 		}
 		if up != nil {
@@ -232,13 +262,9 @@ func sqlitePath(p string) string {
 
 // writeSnapshot copies the table file consistently while it stays open
 // and writable (VACUUM INTO, on a connection of its own) into
-// <root>/_snapshots/<table>.<unix_secs>.db, through a temporary file and
-// a rename.
-func writeSnapshot(ctx context.Context, root, table, dbPath string) (string, int64, error) {
-	dir := filepath.Join(root, "_snapshots")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", 0, snapshotErr("cannot create snapshot dir: " + errMsg(err))
-	}
+// <dir>/<table>.<unix_secs>.db (dir as snapDir made it), through a
+// temporary file and a rename.
+func (s *Service) writeSnapshot(ctx context.Context, p *auth.Principal, dir, table, dbPath string) (string, int64, error) {
 	db, err := sql.Open("sqlite", "file:"+sqlitePath(dbPath)+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		return "", 0, snapshotErr("cannot open source db: " + err.Error())
@@ -257,16 +283,23 @@ func writeSnapshot(ctx context.Context, root, table, dbPath string) (string, int
 		return "", 0, snapshotErr("sqlite backup failed: " + err.Error())
 	}
 	secs := time.Now().Unix()
-	path := filepath.Join(dir, fmt.Sprintf("%s.%d.db", table, secs))
+	path, err := s.outFile(p, dir, fmt.Sprintf("%s.%d.db", table, secs))
+	if err != nil {
+		return "", 0, err
+	}
+	if err := os.Chmod(name, s.filePerm()); err != nil {
+		return "", 0, snapshotErr("cannot write snapshot: " + errMsg(err))
+	}
 	if err := os.Rename(name, path); err != nil {
 		return "", 0, snapshotErr("cannot write snapshot: " + errMsg(err))
 	}
 	return path, secs, nil
 }
 
-// generations lists the unix_secs of a table's snapshots, newest first.
-func generations(root, table string) []int64 {
-	entries, err := os.ReadDir(filepath.Join(root, "_snapshots"))
+// generations lists the unix_secs of a table's snapshots in dir, newest
+// first.
+func generations(dir, table string) []int64 {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
@@ -288,16 +321,16 @@ func generations(root, table string) []int64 {
 	return out
 }
 
-// purgeSnapshots removes a table's snapshots beyond the newest keep and
-// returns how many went.
-func purgeSnapshots(root, table string, keep int) int {
+// purgeSnapshots removes a table's snapshots in dir beyond the newest
+// keep and returns how many went.
+func purgeSnapshots(dir, table string, keep int) int {
 	n := 0
-	gens := generations(root, table)
+	gens := generations(dir, table)
 	for i, ts := range gens {
 		if i < keep {
 			continue
 		}
-		if os.Remove(filepath.Join(root, "_snapshots", fmt.Sprintf("%s.%d.db", table, ts))) == nil {
+		if os.Remove(filepath.Join(dir, fmt.Sprintf("%s.%d.db", table, ts))) == nil {
 			n++
 		}
 	}

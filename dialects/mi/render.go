@@ -105,8 +105,19 @@ func (Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
 	default:
 		return dialects.Stmt{}, fault.New(fault.Unsupported, "mi: unknown action %v", p.Action)
 	}
+	// Reads and the selections of updates and deletes run as rendered;
+	// Source.Write inserts row by row, so the multi-row insert shown here
+	// is never sent and is not bounded.
+	if p.Action != query.Insert && len(r.args) > maxArgs {
+		return dialects.Stmt{}, fault.New(fault.TooLarge, "statement has %d values, SQLite accepts at most %d", len(r.args), maxArgs)
+	}
 	return dialects.Stmt{SQL: r.sb.String(), Args: r.args}, nil
 }
+
+// maxArgs is SQLite's SQLITE_MAX_VARIABLE_NUMBER (32766 since 3.32, and in
+// the build this package links): a statement binding more is refused as
+// TooLarge before it reaches the file, as pg and ma refuse theirs.
+const maxArgs = 32766
 
 // filledByDatabase refuses a value for a column mini-app maintains. Render
 // answers Unsupported (a plan it cannot express); Source.Write answers
