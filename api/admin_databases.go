@@ -45,11 +45,20 @@ type databaseBody struct {
 	DSN    string `json:"dsn"`
 }
 
+// trust is what the caller may register: the operator (server key)
+// anything, an org admin no option naming a file of the gateway's host
+// and only the hosts of the configured allowlist (Config.DBAllow).
+func (a *admin) trust(r *http.Request) dialects.Trust {
+	c := callerFrom(r.Context())
+	return dialects.Trust{Operator: c != nil && c.operator, Hosts: a.s.cfg.DBAllow}
+}
+
 // probe runs the connection test. A failure is a 400 with
-// CodeConnectionTest whose message never holds the DSN or its password;
-// the cause goes to the log, redacted the same way.
+// CodeConnectionTest whose message never holds the DSN or its password
+// (nor, for an org admin, why the database could not be reached); the
+// cause goes to the log, redacted the same way.
 func (a *admin) probe(r *http.Request, typ, schema, dsn string) error {
-	err := dialects.Probe(r.Context(), typ, dialects.Config{DSN: dsn, Schema: schema})
+	err := dialects.Probe(r.Context(), typ, dialects.Config{DSN: dsn, Schema: schema}, a.trust(r))
 	if err == nil {
 		return nil
 	}
@@ -122,6 +131,10 @@ func (a *admin) createDatabase(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	if err := dialects.CheckDSN(b.Type, b.DSN, a.trust(r)); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	// A duplicate is refused before the (slow) connection test; the store
 	// checks again when it writes.
 	if _, err := a.s.st.Database(r.Context(), p.ID, b.Type, b.Schema); err == nil {
@@ -174,6 +187,10 @@ func (a *admin) patchDatabase(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := checkMiDSN(r, d.Type); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := dialects.CheckDSN(d.Type, b.DSN, a.trust(r)); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/littlebitlabs/minimal/api/encode"
 	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/observe"
@@ -43,6 +44,9 @@ type Config struct {
 	// SessionsMaxAge is how long a count of live AI sessions is reused by
 	// the metrics (15 s when 0; every scrape when negative).
 	SessionsMaxAge time.Duration
+	// DBAllow, when set, lists the database hosts and networks an org
+	// admin may register (403 for any other); the operator is not limited.
+	DBAllow *dialects.HostList
 }
 
 // Health and metrics endpoints of the REST listener.

@@ -129,7 +129,7 @@ type Config struct {
 	Schema string
 	// StatementTimeout bounds every statement; 0 means no bound.
 	StatementTimeout time.Duration
-	// MaxConns bounds the pool; 0 lets the driver choose.
+	// MaxConns bounds the pool; 0 means DefaultMaxConns (see PoolSize).
 	MaxConns int
 	// AcquireTimeout bounds the wait for a connection of the pool, apart
 	// from the statement timeout: past it the call fails as fault.Timeout

@@ -13,6 +13,10 @@ import (
 // ProbeTimeout bounds a whole connection test: open, ping, introspect.
 const ProbeTimeout = 15 * time.Second
 
+// Unreachable is what a connection test tells a caller that is not the
+// operator about any failure to reach the database (see Probe).
+const Unreachable = "could not connect to the database (check the host, the port, the credentials and that the database is up)"
+
 // Probe is the connection test run before a database is registered (by
 // `minimal db add`, `minimal db test` and the admin API): it opens a Source
 // of type typ, pings it and introspects cfg.Schema, then closes it. An
@@ -20,7 +24,14 @@ const ProbeTimeout = 15 * time.Second
 // driver's fault and says which step failed; its message never contains
 // the DSN or a password found in it, even when a dialect's message would
 // (the cause, kept for logs, is the dialect's own error).
-func Probe(ctx context.Context, typ string, cfg Config) error {
+//
+// For a caller that is not the operator, every failure to reach the
+// database (opening the pool, connecting, logging in) has one message and
+// the kind Unavailable, whatever went wrong: a closed port, a port where
+// something else answers and a server that refuses the login look the
+// same, so the test cannot be used to scan the gateway's network. The
+// cause stays in the error, for the log.
+func Probe(ctx context.Context, typ string, cfg Config, trust Trust) error {
 	if !slices.Contains(Types(), typ) {
 		return fault.New(fault.Invalid, "unknown database type %q (this gateway serves %s)", typ, strings.Join(Types(), ", "))
 	}
@@ -28,6 +39,9 @@ func Probe(ctx context.Context, typ string, cfg Config) error {
 	defer cancel()
 	fail := func(step string, err error) error {
 		fe := fault.As(err)
+		if !trust.Operator && step != "list tables" && !(step == "open" && fe.Kind == fault.Invalid) {
+			return fault.Wrap(fault.Unavailable, err, "connection test of %s/%s failed: %s", typ, cfg.Schema, Unreachable)
+		}
 		kind := fe.Kind
 		if ctx.Err() != nil {
 			kind = fault.Timeout

@@ -11,6 +11,11 @@ import (
 	"github.com/littlebitlabs/minimal/store"
 )
 
+// operator is the trust of every DSN given to or tested by `minimal db`:
+// whoever runs it holds the data dir, so its connection strings may name
+// files of the host and any database host.
+var operator = dialects.Trust{Operator: true}
+
 func cmdDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usagef("db: say add, list, remove or test")
@@ -54,7 +59,7 @@ func cmdDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return usagef("db add: --dsn is required")
 		}
 		if !*skipTest {
-			if err := dialects.Probe(ctx, *typ, dialects.Config{DSN: *dsn, Schema: *schema}); err != nil {
+			if err := dialects.Probe(ctx, *typ, dialects.Config{DSN: *dsn, Schema: *schema}, operator); err != nil {
 				return err
 			}
 		}
@@ -75,7 +80,7 @@ func cmdDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		for _, d := range dbs {
 			if d.Type == *typ && d.Schema == *schema {
-				if err := dialects.Probe(ctx, d.Type, dialects.Config{DSN: d.DSN, Schema: d.Schema}); err != nil {
+				if err := dialects.Probe(ctx, d.Type, dialects.Config{DSN: d.DSN, Schema: d.Schema}, operator); err != nil {
 					return err
 				}
 				fmt.Fprintf(stdout, "ok: %s/%s answers\n", d.Type, d.Schema)

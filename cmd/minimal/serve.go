@@ -34,7 +34,8 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	stmtTimeout := fs.Duration("statement-timeout", 30*time.Second, "bound on every database statement")
 	headerTimeout := fs.Duration("read-header-timeout", 10*time.Second, "time allowed to read request headers")
 	maxHeader := fs.Int("max-header-bytes", 64<<10, "largest request header block")
-	maxConns := fs.Int("max-conns", 0, "pool size per database (0: driver default)")
+	maxConns := fs.Int("max-conns", 0, "pool size per database, every type (0: max(4, CPUs))")
+	dbAllow := dbAllowFlag(fs)
 	shutdownGrace := fs.Duration("shutdown-grace", 20*time.Second, "time in-flight requests get to finish on SIGTERM")
 	acquireTimeout := fs.Duration("acquire-timeout", 5*time.Second, "longest wait for a pooled connection of a database (504 past it; 0: no bound but the request)")
 	rateLimit := fs.Float64("rate-limit", 0, "requests per second allowed to each identity across both faces (429 above; 0: off)")
@@ -51,6 +52,10 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return usagef("serve: --rate-burst must not be negative")
 	case *acquireTimeout < 0:
 		return usagef("serve: --acquire-timeout must not be negative")
+	}
+	allow, err := dbAllow()
+	if err != nil {
+		return err
 	}
 	// Records logged with a request's context carry its request id.
 	log := slog.New(observe.LogHandler(newLogger(stderr).Handler()))
@@ -128,7 +133,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 
 	srv := &http.Server{
 		Handler: api.New(api.Deps{Engine: eng, Verifier: ver, Store: st, SigningKey: key},
-			api.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, Logger: log, Metrics: metrics, Limiter: limiter}),
+			api.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, Logger: log, Metrics: metrics, Limiter: limiter, DBAllow: allow}),
 		ReadHeaderTimeout: *headerTimeout,
 		MaxHeaderBytes:    *maxHeader,
 		IdleTimeout:       2 * time.Minute,

@@ -77,11 +77,9 @@ func Open(ctx context.Context, cfg dialects.Config) (dialects.Source, error) {
 	if opts.Protocol != clickhouse.Native {
 		return nil, fault.New(fault.Invalid, "ClickHouse is reached over its native protocol only: clickhouse://host:9000/database")
 	}
-	if cfg.MaxConns > 0 {
-		opts.MaxOpenConns = cfg.MaxConns
-		if opts.MaxIdleConns <= 0 || opts.MaxIdleConns > cfg.MaxConns {
-			opts.MaxIdleConns = cfg.MaxConns
-		}
+	opts.MaxOpenConns = cfg.PoolSize()
+	if opts.MaxIdleConns <= 0 || opts.MaxIdleConns > opts.MaxOpenConns {
+		opts.MaxIdleConns = opts.MaxOpenConns
 	}
 	if cfg.StatementTimeout > 0 {
 		if opts.Settings == nil {

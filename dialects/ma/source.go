@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,9 +26,6 @@ const (
 	// defaultDialTimeout bounds connecting when the DSN sets no timeout;
 	// without it an unreachable host hangs for the OS's TCP timeout.
 	defaultDialTimeout = 10 * time.Second
-	// defaultIdleConns keeps connections (and their prepared statements)
-	// when the pool size is left to the driver.
-	defaultIdleConns = 8
 	// timeoutGrace is how much longer than StatementTimeout an operation's
 	// context lives: the server's own limit answers first, with its error;
 	// the context bounds what the server does not (MySQL writes, a stalled
@@ -108,6 +104,10 @@ func Open(_ context.Context, cfg dialects.Config) (dialects.Source, error) {
 	mc.ClientFoundRows = true    // UPDATE counts matched rows, as PostgreSQL does
 	mc.InterpolateParams = false // values travel as bound parameters, never in SQL text
 	mc.MultiStatements = false
+	// No file of the gateway's host ever goes to a server: a LOAD DATA
+	// LOCAL request is answered with nothing (no file or reader is
+	// registered with the driver either).
+	mc.AllowAllFiles = false
 	if mc.Timeout == 0 {
 		mc.Timeout = defaultDialTimeout
 	}
@@ -129,12 +129,8 @@ func Open(_ context.Context, cfg dialects.Config) (dialects.Source, error) {
 	}
 	s := &Source{schema: schema, dsnDB: mc.DBName, timeout: max(cfg.StatementTimeout, 0), meta: map[string]*tableMeta{}}
 	s.db = sql.OpenDB(&connector{inner: inner, src: s})
-	if cfg.MaxConns > 0 {
-		s.db.SetMaxOpenConns(cfg.MaxConns)
-		s.db.SetMaxIdleConns(cfg.MaxConns)
-	} else {
-		s.db.SetMaxIdleConns(max(defaultIdleConns, runtime.GOMAXPROCS(0)))
-	}
+	s.db.SetMaxOpenConns(cfg.PoolSize())
+	s.db.SetMaxIdleConns(cfg.PoolSize())
 	s.db.SetConnMaxIdleTime(5 * time.Minute)
 	s.stmts = newStmtCache(s.db)
 	return s, nil

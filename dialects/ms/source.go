@@ -54,10 +54,8 @@ func Open(ctx context.Context, cfg dialects.Config) (dialects.Source, error) {
 		mc.AppName = appName
 	}
 	db := sql.OpenDB(newConnector(mc))
-	if cfg.MaxConns > 0 {
-		db.SetMaxOpenConns(cfg.MaxConns)
-		db.SetMaxIdleConns(cfg.MaxConns)
-	}
+	db.SetMaxOpenConns(cfg.PoolSize())
+	db.SetMaxIdleConns(cfg.PoolSize())
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	schema := cfg.Schema
 	if schema == "" {

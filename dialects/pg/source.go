@@ -49,9 +49,7 @@ func Open(ctx context.Context, cfg dialects.Config) (dialects.Source, error) {
 		// to callers names nothing of the DSN.
 		return nil, fault.Wrap(fault.Invalid, err, "invalid PostgreSQL connection string")
 	}
-	if cfg.MaxConns > 0 {
-		pc.MaxConns = int32(min(cfg.MaxConns, 1<<30))
-	}
+	pc.MaxConns = int32(cfg.PoolSize())
 	rp := pc.ConnConfig.RuntimeParams
 	if cfg.StatementTimeout > 0 {
 		ms := max(cfg.StatementTimeout.Milliseconds(), 1)
