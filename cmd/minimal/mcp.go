@@ -33,6 +33,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	tokenFile := fs.String("token-file", "", "file holding the access token of an mcp identity (without it: drop-in mode)")
 	maxPage := fs.Int64("max-page-size", 10000, "largest page_size accepted")
 	stmtTimeout := fs.Duration("statement-timeout", 30*time.Second, "bound on every database statement")
+	exportRoots := exportRootFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -78,7 +79,11 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	defer eng.Close()
 	go eng.Run(ctx)
 
-	srv := mcp.New(mcp.Deps{Engine: eng, Verifier: auth.NewVerifier(st, key), Store: st, Sessions: sessions.New(st, 0)},
+	mini, err := gatewayMiniApp(*dataDir, *exportRoots)
+	if err != nil {
+		return err
+	}
+	srv := mcp.New(mcp.Deps{Engine: eng, Verifier: auth.NewVerifier(st, key), Store: st, Sessions: sessions.New(st, 0), MiniApp: mini},
 		mcp.Config{MaxPageSize: *maxPage, Version: version, Logger: log})
 	return srv.ServeStdio(ctx, strings.TrimSpace(string(b)), stdin, stdout)
 }

@@ -42,6 +42,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	rateBurst := fs.Int("rate-burst", 0, "requests an identity may make at once (0: the rate, rounded up)")
 	metricsOn := fs.Bool("metrics", true, "serve Prometheus metrics at GET /metrics on the REST listener")
 	auditQueue := fs.Int("audit-queue", store.DefaultAuditQueue, "audit entries queued for the store before new ones are dropped (and counted)")
+	exportRoots := exportRootFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -121,6 +122,10 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return observe.AuditStats{Queued: int64(a.Queued), Written: a.Written, DroppedFull: a.DroppedFull, DroppedError: a.DroppedError}
 	})
 
+	mini, err := gatewayMiniApp(*dataDir, *exportRoots)
+	if err != nil {
+		return err
+	}
 	eng, err := engine.New(ctx, st, engine.Config{
 		StatementTimeout: *stmtTimeout, MaxConns: *maxConns, AcquireTimeout: *acquireTimeout, Logger: log,
 		Audit: audit, Refused: func(ctx context.Context, g engine.RefusalGate) { metrics.Refused(ctx, string(g)) },
@@ -139,7 +144,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		IdleTimeout:       2 * time.Minute,
 	}
 	mcpSrv := &http.Server{
-		Handler: mcpHandler(mcp.New(mcp.Deps{Engine: eng, Verifier: ver, Store: st, Sessions: sessions.New(st, *sessionIdle)},
+		Handler: mcpHandler(mcp.New(mcp.Deps{Engine: eng, Verifier: ver, Store: st, Sessions: sessions.New(st, *sessionIdle), MiniApp: mini},
 			mcp.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, Version: version, Logger: log}).Handler(), ver, metrics, limiter, log),
 		ReadHeaderTimeout: *headerTimeout,
 		MaxHeaderBytes:    *maxHeader,
