@@ -228,7 +228,7 @@ func TestRateLimitREST(t *testing.T) {
 func TestPoolExhausted(t *testing.T) {
 	dsn := pgDSN(t)
 	m := observe.NewMetrics("test")
-	g := newOpsGateway(t, engine.Config{MaxConns: 1, AcquireTimeout: 300 * time.Millisecond}, api.Config{Metrics: m})
+	g := newOpsGateway(t, engine.Config{MaxConns: 1, AcquireTimeout: 300 * time.Millisecond}, api.Config{Metrics: m, MetricsTenantLabels: true})
 	s := g.pgSchema(dsn)
 
 	var wg sync.WaitGroup

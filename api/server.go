@@ -38,7 +38,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics, when set, counts every request and is served at MetricsPath,
 	// with the pools of the engine and the live AI sessions of the store.
+	// MetricsPath answers without a token.
 	Metrics *observe.Metrics
+	// MetricsTenantLabels names each database pool in the metrics by
+	// "org/project/type/schema"; without it, by the registration's id, so
+	// that an anonymous scrape learns no org or project name.
+	MetricsTenantLabels bool
 	// Limiter, when set, rate-limits each authenticated identity (429).
 	Limiter *observe.Limiter
 	// SessionsMaxAge is how long a count of live AI sessions is reused by
@@ -99,7 +104,7 @@ func New(d Deps, cfg Config) http.Handler {
 	r.Get(ReadyzPath, s.readyz)
 	if cfg.Metrics != nil {
 		r.Method(http.MethodGet, MetricsPath, cfg.Metrics.Handler())
-		cfg.Metrics.WatchPools(func() []observe.Pool { return pools(eng) })
+		cfg.Metrics.WatchPools(func() []observe.Pool { return pools(eng, cfg.MetricsTenantLabels) })
 		if d.Store != nil {
 			cfg.Metrics.WatchSessions(func(ctx context.Context) (int64, error) {
 				return d.Store.LiveSessions(ctx, time.Now())
@@ -149,13 +154,19 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, map[string]string{"status": status})
 }
 
-// pools converts the engine's pool report for the metrics.
-func pools(eng *engine.Engine) []observe.Pool {
+// pools converts the engine's pool report for the metrics: each pool named
+// by its registration's id, or by "org/project/type/schema" when names
+// (Config.MetricsTenantLabels).
+func pools(eng *engine.Engine, names bool) []observe.Pool {
 	ps := eng.Pools()
 	out := make([]observe.Pool, len(ps))
 	for i, p := range ps {
+		db := p.ID
+		if names {
+			db = p.Database
+		}
 		out[i] = observe.Pool{
-			Database: p.Database, Max: p.MaxConns, Idle: p.Idle, Acquired: p.Acquired, Constructing: p.Constructing,
+			Database: db, Max: p.MaxConns, Idle: p.Idle, Acquired: p.Acquired, Constructing: p.Constructing,
 			Acquires: p.Acquires, EmptyAcquires: p.EmptyAcquires, CanceledAcquires: p.CanceledAcquires, AcquireWait: p.AcquireWait,
 		}
 	}

@@ -363,6 +363,9 @@ var errNoTable = fault.New(fault.NotFound, "table not found")
 type PoolStat struct {
 	// Database is "org/project/type/schema".
 	Database string
+	// ID is the registration's id (store.Database.ID), which names no
+	// tenant.
+	ID string
 	dialects.PoolStats
 }
 
@@ -382,7 +385,7 @@ func (e *Engine) Pools() []PoolStat {
 		if !ok {
 			name = k.project
 		}
-		out = append(out, PoolStat{Database: name + "/" + k.typ + "/" + k.schema, PoolStats: box.PoolStats()})
+		out = append(out, PoolStat{Database: name + "/" + k.typ + "/" + k.schema, ID: s.db.ID, PoolStats: box.PoolStats()})
 	}
 	c.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Database < out[j].Database })

@@ -71,7 +71,9 @@ type sessionsSource struct {
 
 // Pool is one database pool at scrape time, as the engine reports it.
 type Pool struct {
-	// Database names the pool: "org/project/type/schema".
+	// Database names the pool: the registered database's id, or
+	// "org/project/type/schema" when the operator opted in to tenant
+	// names (api.Config.MetricsTenantLabels).
 	Database string
 	// Max is the pool's size; Idle, Acquired and Constructing its
 	// connections by state.

@@ -56,7 +56,9 @@ func TestDataDirPrivate(t *testing.T) {
 		t.Fatalf("start: %s", text)
 	}
 	sid := started.SessionID
-	field := func(name string) map[string]any { return map[string]any{"name": name, "type": "string", "required": false} }
+	field := func(name string) map[string]any {
+		return map[string]any{"name": name, "type": "string", "required": false}
+	}
 	must := func(name string, args map[string]any) string {
 		t.Helper()
 		text, isErr := toolText(t, s.mcpAddr, agent, sid, name, args)

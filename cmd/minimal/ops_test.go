@@ -290,7 +290,9 @@ const autoRoute = "/minimal/api/rest/auto/v1/{org}/{project}/{type}/{schema}/{ta
 func TestMetricsAfterWorkload(t *testing.T) {
 	dsn, schema := pgTestSchema(t, "metrics", `CREATE TABLE items (id serial PRIMARY KEY, name text NOT NULL); INSERT INTO items (name) VALUES ('a'), ('b');`)
 	dir := t.TempDir()
-	s := startServe(t, dir, "--max-conns", "3")
+	// Pools named org/project/type/schema (by default their ids: see
+	// TestMetricsTenantLabels).
+	s := startServe(t, dir, "--max-conns", "3", "--metrics-tenant-labels")
 	admin := readToken(t, filepath.Join(dir, "admin.token"))
 	agent := readToken(t, filepath.Join(dir, "agent.token"))
 	base := "http://" + s.addr + "/minimal/api/rest/auto/v1/demo/demo"

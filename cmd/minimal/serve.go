@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -41,10 +43,14 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	rateLimit := fs.Float64("rate-limit", 0, "requests per second allowed to each identity across both faces (429 above; 0: off)")
 	rateBurst := fs.Int("rate-burst", 0, "requests an identity may make at once (0: the rate, rounded up)")
 	metricsOn := fs.Bool("metrics", true, "serve Prometheus metrics at GET /metrics on the REST listener")
+	metricsTenant, metricsTenantErr := metricsTenantLabelsFlag(fs)
 	auditQueue := fs.Int("audit-queue", store.DefaultAuditQueue, "audit entries queued for the store before new ones are dropped (and counted)")
 	exportRoots := exportRootFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if metricsTenantErr != nil {
+		return metricsTenantErr
 	}
 	switch {
 	case *rateLimit < 0:
@@ -138,7 +144,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 
 	srv := &http.Server{
 		Handler: api.New(api.Deps{Engine: eng, Verifier: ver, Store: st, SigningKey: key},
-			api.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, Logger: log, Metrics: metrics, Limiter: limiter, DBAllow: allow}),
+			api.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, Logger: log, Metrics: metrics, MetricsTenantLabels: *metricsTenant, Limiter: limiter, DBAllow: allow}),
 		ReadHeaderTimeout: *headerTimeout,
 		MaxHeaderBytes:    *maxHeader,
 		IdleTimeout:       2 * time.Minute,
@@ -213,4 +219,22 @@ func firstSet(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// envMetricsTenantLabels opts in to org and project names in the metrics
+// (--metrics-tenant-labels): a boolean such as 1 or true.
+const envMetricsTenantLabels = "MINIMAL_METRICS_TENANT_LABELS"
+
+// metricsTenantLabelsFlag defines --metrics-tenant-labels (default: env
+// MINIMAL_METRICS_TENANT_LABELS, else false). The error is for an
+// environment value that is not a boolean.
+func metricsTenantLabelsFlag(fs *flag.FlagSet) (*bool, error) {
+	var on bool
+	var err error
+	if v := os.Getenv(envMetricsTenantLabels); v != "" {
+		if on, err = strconv.ParseBool(v); err != nil {
+			err = usagef("serve: %s=%q is not a boolean (1, true, 0, false)", envMetricsTenantLabels, v)
+		}
+	}
+	return fs.Bool("metrics-tenant-labels", on, "name database pools in /metrics by org/project/type/schema, not by registration id: anyone who reads /metrics learns them (env "+envMetricsTenantLabels+"=1)"), err
 }
