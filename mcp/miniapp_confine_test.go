@@ -367,15 +367,21 @@ func TestSchemaBatchGates(t *testing.T) {
 	if _, err := g.st.AddLock(ctx, store.Lock{ProjectID: g.proj.ID, Pattern: "mi/app/notes", Mask: "-r--"}); err != nil {
 		t.Fatal(err)
 	}
-	locked := "this table is locked for create, got [admin]"
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		r := g.restDo("POST", "/minimal/api/rest/auto/v1/demo/demo/mi/app/notes", g.admin, map[string]any{"title": "x"})
-		if _, msg := r.httpError(t); r.status == 403 && msg == locked {
+		// An update matching no row, refused once the lock is in force.
+		r := g.restDo("PUT", "/minimal/api/rest/auto/v1/demo/demo/mi/app/notes?title=eq.nothing", g.admin, map[string]any{"body": "x"})
+		if r.status == 403 {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the lock never reached the engine: %d %s", r.status, r.raw)
 		}
+	}
+	locked := "this table is locked for create, got [admin]"
+	if r := g.restDo("POST", "/minimal/api/rest/auto/v1/demo/demo/mi/app/notes", g.admin, map[string]any{"title": "x"}); r.status != 403 {
+		t.Fatalf("REST insert under the lock: %d %s", r.status, r.raw)
+	} else if _, msg := r.httpError(t); msg != locked {
+		t.Fatalf("REST insert under the lock: %q, want %q", msg, locked)
 	}
 	g.refused(g.agent, sid, "schema_batch", deleteAll, fmt.Sprintf(raw, crud, locked))
 	g.refused(g.agent, sid, "schema_batch", replace, fmt.Sprintf(raw, crd, locked))
