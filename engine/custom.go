@@ -172,8 +172,8 @@ func (e *Engine) customGates(p *auth.Principal, api *custom.API) error {
 	locks := e.authz.Locks(p.ProjectID)
 	for _, x := range api.Access() {
 		object := permissions.Object(api.Def.Type, api.Def.Schema, x.Table)
-		if !permissions.EffectiveMask(p.KeyType, locks, object).Allows(x.Action) {
-			return permissions.LockedRefusal(x.Action, p.Roles)
+		if _, err := permissions.CheckMask(p.KeyType, locks, object, x.Action, p.Roles); err != nil {
+			return err
 		}
 	}
 	if !mayCall(p.Roles, api.Def.Roles) {

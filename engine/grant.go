@@ -50,16 +50,15 @@ func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.P
 	}
 
 	// Gate 1: lock mask — the token's key_type AND every matching lock.
-	eff := permissions.EffectiveMask(p.KeyType, e.authz.Locks(p.ProjectID), object)
-	if !p.KeyType.Allows(plan.Action) {
-		tr.gate("1 lock mask", "refuse", "key_type %s does not allow %s", p.KeyType, plan.Action)
+	eff, err := permissions.CheckMask(p.KeyType, e.authz.Locks(p.ProjectID), object, plan.Action, p.Roles)
+	if err != nil {
+		if !p.KeyType.Allows(plan.Action) {
+			tr.gate("1 lock mask", "refuse", "key_type %s does not allow %s", p.KeyType, plan.Action)
+		} else {
+			tr.gate("1 lock mask", "refuse", "key_type %s AND locks = %s: %s is locked", p.KeyType, eff, plan.Action)
+		}
 		e.refused(ctx, tr, GateLock)
-		return nil, permissions.Refusal(p.Roles)
-	}
-	if !eff.Allows(plan.Action) {
-		tr.gate("1 lock mask", "refuse", "key_type %s AND locks = %s: %s is locked", p.KeyType, eff, plan.Action)
-		e.refused(ctx, tr, GateLock)
-		return nil, permissions.LockedRefusal(plan.Action, p.Roles)
+		return nil, err
 	}
 	tr.gate("1 lock mask", "pass", "key_type %s AND locks = %s", p.KeyType, eff)
 	// Gate 2: permission template.

@@ -87,11 +87,8 @@ func (e *Engine) gates(p *auth.Principal, object, action string, unbounded bool)
 	default:
 		return "", fault.New(fault.Internal, "unknown action %q", action)
 	}
-	if !p.KeyType.Allows(act) {
-		return GateLock, permissions.Refusal(p.Roles)
-	}
-	if !permissions.EffectiveMask(p.KeyType, e.authz.Locks(p.ProjectID), object).Allows(act) {
-		return GateLock, permissions.LockedRefusal(act, p.Roles)
+	if _, err := permissions.CheckMask(p.KeyType, e.authz.Locks(p.ProjectID), object, act, p.Roles); err != nil {
+		return GateLock, err
 	}
 	d, err := e.authz.Decide(p.ProjectID, p.Roles, object, act)
 	if err != nil {

@@ -73,12 +73,19 @@ func Refusal(roles []string) *fault.Error {
 	return fault.New(fault.Forbidden, "insufficient permissions for this operation on this table, got [%s]", strings.Join(roles, ", "))
 }
 
-// CheckMask applies gate 1 to an action.
-func CheckMask(keyType query.Mask, locks []Lock, object string, action query.Action, roles []string) error {
-	if !EffectiveMask(keyType, locks, object).Allows(action) {
-		return Refusal(roles)
+// CheckMask is gate 1 for one action on an object, the one place it is
+// decided: the token's key_type must allow the action (else Refusal), and
+// so must the key_type AND every matching lock (else LockedRefusal, which
+// says the table is locked). It returns the effective mask either way.
+func CheckMask(keyType query.Mask, locks []Lock, object string, action query.Action, roles []string) (query.Mask, error) {
+	eff := EffectiveMask(keyType, locks, object)
+	if !keyType.Allows(action) {
+		return eff, Refusal(roles)
 	}
-	return nil
+	if !eff.Allows(action) {
+		return eff, LockedRefusal(action, roles)
+	}
+	return eff, nil
 }
 
 // LockedRefusal is the 403 of gate 1 when an operator's lock, not the

@@ -33,18 +33,18 @@ func TestMatch(t *testing.T) {
 func TestCheckMask(t *testing.T) {
 	ro := query.MaskRead
 	locks := []Lock{{Pattern: "pg/public/audit_log", Mask: ro}}
-	if err := CheckMask(query.MaskAll, locks, "pg/public/audit_log", query.Read, nil); err != nil {
+	if _, err := CheckMask(query.MaskAll, locks, "pg/public/audit_log", query.Read, nil); err != nil {
 		t.Fatal(err)
 	}
-	err := CheckMask(query.MaskAll, locks, "pg/public/audit_log", query.Delete, []string{"admin"})
-	if fault.KindOf(err) != fault.Forbidden || err.Error() != "insufficient permissions for this operation on this table, got [admin]" {
+	_, err := CheckMask(query.MaskAll, locks, "pg/public/audit_log", query.Delete, []string{"admin"})
+	if fault.KindOf(err) != fault.Forbidden || err.Error() != "this table is locked for delete, got [admin]" {
 		t.Fatalf("got %v", err)
 	}
-	if err := CheckMask(query.MaskAll, locks, "pg/public/other", query.Delete, nil); err != nil {
+	if _, err := CheckMask(query.MaskAll, locks, "pg/public/other", query.Delete, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckMask(ro, nil, "pg/public/other", query.Insert, nil); fault.KindOf(err) != fault.Forbidden {
-		t.Fatal("read-only key_type allowed an insert")
+	if _, err := CheckMask(ro, nil, "pg/public/other", query.Insert, []string{"r"}); fault.KindOf(err) != fault.Forbidden || err.Error() != "insufficient permissions for this operation on this table, got [r]" {
+		t.Fatalf("read-only key_type on an insert: %v", err)
 	}
 }
 
