@@ -3,11 +3,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,17 +27,8 @@ func TestDataDirPrivate(t *testing.T) {
 	agent := readToken(t, filepath.Join(dir, "agent.token"))
 
 	// REST writes to the sample table and the control plane.
-	req, _ := http.NewRequest("POST", "http://"+s.addr+"/minimal/api/rest/auto/v1/demo/demo/mi/app/notes", bytes.NewReader([]byte(`{"title":"private","body":"x"}`)))
-	req.Header.Set("LB-Access-Token", admin)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 201 {
-		t.Fatalf("insert: %d %s", resp.StatusCode, b)
+	if code, _, body := httpDo(t, "POST", "http://"+s.addr+"/minimal/api/rest/auto/v1/demo/demo/mi/app/notes", admin, `{"title":"private","body":"x"}`); code != 201 {
+		t.Fatalf("insert: %d %s", code, body)
 	}
 	if _, errOut, code := cli(t, "token", "mint", "--data-dir", dir, "--identity", "admin"); code != 0 {
 		t.Fatalf("mint: %s", errOut)

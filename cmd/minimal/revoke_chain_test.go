@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -14,25 +11,17 @@ import (
 // and returns the answer's status and, on 201, the token and its jti.
 func mintChild(t *testing.T, addr, parent string) (int, string, string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", "http://"+addr+"/minimal/api/auth/v1/tokens", bytes.NewReader([]byte(`{"ttl":"1h"}`)))
-	req.Header.Set("LB-Access-Token", parent)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	code, _, body := httpDo(t, "POST", "http://"+addr+"/minimal/api/auth/v1/tokens", parent, `{"ttl":"1h"}`)
 	var out struct {
 		Token string `json:"token"`
 		JTI   string `json:"jti"`
 	}
-	if resp.StatusCode == 201 {
-		if err := json.Unmarshal(b, &out); err != nil || out.Token == "" || out.JTI == "" {
-			t.Fatalf("mint answer %s: %v", b, err)
+	if code == 201 {
+		if err := json.Unmarshal([]byte(body), &out); err != nil || out.Token == "" || out.JTI == "" {
+			t.Fatalf("mint answer %s: %v", body, err)
 		}
 	}
-	return resp.StatusCode, out.Token, out.JTI
+	return code, out.Token, out.JTI
 }
 
 // TestRevokeParentRevokesChildren proves that a token minted through the
