@@ -58,7 +58,23 @@ func (a *admin) trust(r *http.Request) dialects.Trust {
 // (nor, for an org admin, why the database could not be reached); the
 // cause goes to the log, redacted the same way.
 func (a *admin) probe(r *http.Request, typ, schema, dsn string) error {
-	err := dialects.Probe(r.Context(), typ, dialects.Config{DSN: dsn, Schema: schema}, a.trust(r))
+	return a.testFailed(r, typ, schema, dsn, dialects.Probe(r.Context(), typ, dialects.Config{DSN: dsn, Schema: schema}, a.trust(r)))
+}
+
+// checkDSN refuses, before any connection, a DSN the caller may not
+// register (dialects.CheckDSN): an option naming a file of the gateway's
+// host (400), a host outside the allowlist (403). A string the driver
+// cannot read at all is answered as the connection test answers it.
+func (a *admin) checkDSN(r *http.Request, typ, schema, dsn string) error {
+	err := dialects.CheckDSN(typ, dsn, a.trust(r))
+	if fe := fault.As(err); err != nil && fe.Kind == fault.Invalid && fe.Code != dialects.CodeOptionRefused {
+		return a.testFailed(r, typ, schema, dsn, fault.Wrap(fault.Invalid, err, "connection test of %s/%s failed to open: %s", typ, schema, fe.Message))
+	}
+	return err
+}
+
+// testFailed is the answer to a failed connection test.
+func (a *admin) testFailed(r *http.Request, typ, schema, dsn string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -131,7 +147,7 @@ func (a *admin) createDatabase(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if err := dialects.CheckDSN(b.Type, b.DSN, a.trust(r)); err != nil {
+	if err := a.checkDSN(r, b.Type, b.Schema, b.DSN); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -190,7 +206,7 @@ func (a *admin) patchDatabase(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if err := dialects.CheckDSN(d.Type, b.DSN, a.trust(r)); err != nil {
+	if err := a.checkDSN(r, d.Type, d.Schema, b.DSN); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -1,6 +1,7 @@
 package dialects
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -49,9 +50,10 @@ func RegisterDSNChecker(typ string, c DSNChecker) {
 // CheckDSN decides whether a connection string of type typ may be
 // registered by trust, before any connection. The operator may register
 // anything. Anyone else may register only a type that has a DSNChecker,
-// only a string its checker accepts (else fault.Invalid naming the
-// option), and, when trust.Hosts is set, only hosts it allows (else
-// fault.Forbidden naming the host).
+// only a string its checker can read (else fault.Invalid) and accepts
+// (else fault.Invalid with CodeOptionRefused, naming the option), and,
+// when trust.Hosts is set, only hosts it allows (else fault.Forbidden
+// naming the host).
 func CheckDSN(typ, dsn string, trust Trust) error {
 	if trust.Operator {
 		return nil
@@ -77,10 +79,17 @@ func CheckDSN(typ, dsn string, trust Trust) error {
 	return nil
 }
 
+// CodeOptionRefused is the error code of a connection string refused by
+// a DSNChecker for an option it holds (see FileOption); a string the
+// driver cannot read at all is plain fault.Invalid.
+const CodeOptionRefused = "DSN_OPTION_REFUSED"
+
 // FileOption is the refusal of a connection string option that names
 // something on the gateway's own host: a file, a program, a local socket.
+// Its kind is Invalid, its code CodeOptionRefused.
 func FileOption(option, what string) error {
-	return fault.New(fault.Invalid, "connection string option %q is refused: it names %s on the gateway's host; only the operator (the server key, or `minimal db add`) may use it", option, what)
+	return &fault.Error{Kind: fault.Invalid, Code: CodeOptionRefused,
+		Message: fmt.Sprintf("connection string option %q is refused: it names %s on the gateway's host; only the operator (the server key, or `minimal db add`) may use it", option, what)}
 }
 
 // HostList is the set of database hosts an org admin may register: IP

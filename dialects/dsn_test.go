@@ -46,7 +46,7 @@ func TestCheckDSNFileOptions(t *testing.T) {
 	}
 	for _, tc := range refused {
 		err := dialects.CheckDSN(tc.typ, tc.dsn, dialects.Trust{})
-		if fault.KindOf(err) != fault.Invalid || !strings.Contains(fault.As(err).Message, `"`+tc.option+`"`) {
+		if fe := fault.As(err); fe.Kind != fault.Invalid || fe.Code != dialects.CodeOptionRefused || !strings.Contains(fe.Message, `"`+tc.option+`"`) {
 			t.Errorf("%s %q: %v, want Invalid naming %q", tc.typ, tc.dsn, err, tc.option)
 		}
 		if err := dialects.CheckDSN(tc.typ, tc.dsn, dialects.Trust{Operator: true}); err != nil {
@@ -66,6 +66,12 @@ func TestCheckDSNFileOptions(t *testing.T) {
 	for _, tc := range allowed {
 		if err := dialects.CheckDSN(tc.typ, tc.dsn, dialects.Trust{}); err != nil {
 			t.Errorf("%s %q: %v", tc.typ, tc.dsn, err)
+		}
+	}
+	// A string the driver cannot read is Invalid, not an option refused.
+	for _, tc := range []struct{ typ, dsn string }{{"pg", "postgres://u@[::1:bad/x"}, {"ma", "u@tcp(db/x"}, {"ch", "clickhouse://"}} {
+		if fe := fault.As(dialects.CheckDSN(tc.typ, tc.dsn, dialects.Trust{})); fe.Kind != fault.Invalid || fe.Code == dialects.CodeOptionRefused {
+			t.Errorf("%s %q: %v", tc.typ, tc.dsn, fe)
 		}
 	}
 	// A type without a checker is the operator's alone.
