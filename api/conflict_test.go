@@ -2,17 +2,11 @@ package api_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/littlebitlabs/minimal/auth"
-	"github.com/littlebitlabs/minimal/dialects/dialecttest"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/store"
 )
@@ -24,48 +18,24 @@ import (
 // duplicate key is told in the same words on every dialect. (mi has no
 // unique keys a REST write can hit, ch none at all.)
 func TestDuplicateKeyHidesConstraintAndValue(t *testing.T) {
-	pgDSN := dialecttest.DSN(t, "MINIMAL_TEST_PG_DSN")
-	maDSN := dialecttest.DSN(t, "MINIMAL_TEST_MA_DSN")
 	g := newGateway(t, engine.Config{})
 	ctx := context.Background()
-	name := fmt.Sprintf("minimal_dup_%d_%d", os.Getpid(), rand.Uint32())
 	const (
 		constraint = "uq_vault_pin_code"
 		hidden     = "hunter2-vault-pin"
 		column     = "vault_pin"
 	)
-
-	pc, err := pgx.Connect(ctx, pgDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = pc.Exec(context.Background(), "DROP SCHEMA "+name+" CASCADE")
-		pc.Close(context.Background())
-	})
-	if _, err := pc.Exec(ctx, `CREATE SCHEMA `+name+`; CREATE TABLE `+name+`.accounts (
-		id bigint PRIMARY KEY, code text NOT NULL, `+column+` text NOT NULL DEFAULT '`+hidden+`',
-		CONSTRAINT `+constraint+` UNIQUE (`+column+`, code))`); err != nil {
-		t.Fatal(err)
-	}
-	mc, err := sql.Open("mysql", maDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = mc.Exec("DROP DATABASE IF EXISTS " + name); mc.Close() })
-	for _, q := range []string{"CREATE DATABASE " + name, `CREATE TABLE ` + name + `.accounts (
+	name := g.dialectDBs("dup", map[string][]string{
+		"pg": {`CREATE TABLE {db}.accounts (
+		id bigint PRIMARY KEY, code text NOT NULL, ` + column + ` text NOT NULL DEFAULT '` + hidden + `',
+		CONSTRAINT ` + constraint + ` UNIQUE (` + column + `, code))`},
+		"ma": {`CREATE TABLE {db}.accounts (
 		id bigint PRIMARY KEY, code varchar(40) NOT NULL, ` + column + ` varchar(40) NOT NULL DEFAULT '` + hidden + `',
-		CONSTRAINT ` + constraint + ` UNIQUE (` + column + `, code))`} {
-		if _, err := mc.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
+		CONSTRAINT ` + constraint + ` UNIQUE (` + column + `, code))`},
+	})
 	types := []string{"pg", "ma"}
 	var rules []store.Rule
 	for _, typ := range types {
-		if _, err := g.st.AddDatabase(ctx, store.Database{ProjectID: g.proj.ID, Type: typ, Schema: name, DSN: map[string]string{"pg": pgDSN, "ma": maDSN}[typ]}); err != nil {
-			t.Fatal(err)
-		}
 		rules = append(rules, store.Rule{Object: typ + "/" + name + "/accounts", Actions: []string{"create", "read", "update"}, Columns: []string{"id", "code"}})
 	}
 	if err := g.st.ReplacePolicy(ctx, g.proj.ID, store.Policy{

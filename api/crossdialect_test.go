@@ -2,24 +2,16 @@ package api_test
 
 import (
 	"bytes"
-	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"reflect"
 	"testing"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	_ "github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5"
 
 	_ "github.com/littlebitlabs/minimal/dialects/ch"
-	"github.com/littlebitlabs/minimal/dialects/dialecttest"
 	_ "github.com/littlebitlabs/minimal/dialects/ma"
 	"github.com/littlebitlabs/minimal/engine"
-	"github.com/littlebitlabs/minimal/store"
 )
 
 // TestCrossDialect sends the same REST requests to equivalent tables in
@@ -27,60 +19,16 @@ import (
 // The one documented difference normalized here: ClickHouse 18.x has no
 // Bool type, so `active` is a UInt8 answered as 0/1.
 func TestCrossDialect(t *testing.T) {
-	pgDSN := dialecttest.DSN(t, "MINIMAL_TEST_PG_DSN")
-	maDSN := dialecttest.DSN(t, "MINIMAL_TEST_MA_DSN")
-	chDSN := dialecttest.DSN(t, "MINIMAL_TEST_CH_DSN")
 	g := newGateway(t, engine.Config{})
-	ctx := context.Background()
-	name := fmt.Sprintf("minimal_xd_%d_%d", os.Getpid(), rand.Uint32())
-
-	// PostgreSQL: a schema of its own.
-	pc, err := pgx.Connect(ctx, pgDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = pc.Exec(context.Background(), "DROP SCHEMA "+name+" CASCADE")
-		pc.Close(context.Background())
+	name := g.dialectDBs("xd", map[string][]string{
+		"pg": {`CREATE TABLE {db}.xd_items (
+		id bigint PRIMARY KEY, name text NOT NULL, qty int, price numeric(10,2) NOT NULL, day date NOT NULL, active boolean NOT NULL)`},
+		// The test user may create minimal_* databases.
+		"ma": {`CREATE TABLE {db}.xd_items (
+		id bigint PRIMARY KEY, name varchar(40) COLLATE utf8mb4_bin NOT NULL, qty int NULL, price decimal(10,2) NOT NULL, day date NOT NULL, active boolean NOT NULL)`},
+		"ch": {`CREATE TABLE {db}.xd_items (
+		id Int64, name String, qty Nullable(Int32), price Decimal(10,2), day Date, active UInt8) ENGINE = MergeTree ORDER BY id`},
 	})
-	if _, err := pc.Exec(ctx, `CREATE SCHEMA `+name+`; CREATE TABLE `+name+`.xd_items (
-		id bigint PRIMARY KEY, name text NOT NULL, qty int, price numeric(10,2) NOT NULL, day date NOT NULL, active boolean NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	// MariaDB: a database of its own (the test user may create minimal_*).
-	mc, err := sql.Open("mysql", maDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = mc.Exec("DROP DATABASE IF EXISTS " + name); mc.Close() })
-	for _, q := range []string{"CREATE DATABASE " + name, `CREATE TABLE ` + name + `.xd_items (
-		id bigint PRIMARY KEY, name varchar(40) COLLATE utf8mb4_bin NOT NULL, qty int NULL, price decimal(10,2) NOT NULL, day date NOT NULL, active boolean NOT NULL)`} {
-		if _, err := mc.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// ClickHouse: a database of its own.
-	opts, err := clickhouse.ParseDSN(chDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc, err := clickhouse.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cc.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name); cc.Close() })
-	for _, q := range []string{"CREATE DATABASE " + name, `CREATE TABLE ` + name + `.xd_items (
-		id Int64, name String, qty Nullable(Int32), price Decimal(10,2), day Date, active UInt8) ENGINE = MergeTree ORDER BY id`} {
-		if err := cc.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	for typ, dsn := range map[string]string{"pg": pgDSN, "ma": maDSN, "ch": chDSN} {
-		if _, err := g.st.AddDatabase(ctx, store.Database{ProjectID: g.proj.ID, Type: typ, Schema: name, DSN: dsn}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	types := []string{"pg", "ma", "ch"}
 	for _, typ := range types {
 		g.waitFor("/" + typ + "/" + name + "/xd_items?ps=1&pg=0")

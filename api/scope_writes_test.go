@@ -2,17 +2,10 @@ package api_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"testing"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
-	"github.com/jackc/pgx/v5"
-
 	"github.com/littlebitlabs/minimal/auth"
-	"github.com/littlebitlabs/minimal/dialects/dialecttest"
 	"github.com/littlebitlabs/minimal/dialects/mi"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/store"
@@ -37,56 +30,13 @@ fields:
 // must be inside the scope: after every attempt, each writer reads back (with
 // its scope applied by the database) exactly the rows the admin sees.
 func TestScopedWritesDecidedByDatabase(t *testing.T) {
-	pgDSN := dialecttest.DSN(t, "MINIMAL_TEST_PG_DSN")
-	maDSN := dialecttest.DSN(t, "MINIMAL_TEST_MA_DSN")
-	chDSN := dialecttest.DSN(t, "MINIMAL_TEST_CH_DSN")
 	g := newGateway(t, engine.Config{})
 	ctx := context.Background()
-	name := fmt.Sprintf("minimal_sw_%d_%d", os.Getpid(), rand.Uint32())
-
-	pc, err := pgx.Connect(ctx, pgDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = pc.Exec(context.Background(), "DROP SCHEMA "+name+" CASCADE")
-		pc.Close(context.Background())
+	name := g.dialectDBs("sw", map[string][]string{
+		"pg": {`CREATE TABLE {db}.ledger (id serial PRIMARY KEY, ref text NOT NULL, dept_code text, amount numeric(6,2))`},
+		"ma": {`CREATE TABLE {db}.ledger (id int AUTO_INCREMENT PRIMARY KEY, ref varchar(40) NOT NULL, dept_code varchar(20) NULL, amount decimal(6,2) NULL)`},
+		"ch": {`CREATE TABLE {db}.ledger (id Int64, ref String, dept_code Nullable(String), amount Nullable(Decimal(6,2))) ENGINE = MergeTree ORDER BY id`},
 	})
-	if _, err := pc.Exec(ctx, `CREATE SCHEMA `+name+`; CREATE TABLE `+name+`.ledger (
-		id serial PRIMARY KEY, ref text NOT NULL, dept_code text, amount numeric(6,2))`); err != nil {
-		t.Fatal(err)
-	}
-	mc, err := sql.Open("mysql", maDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = mc.Exec("DROP DATABASE IF EXISTS " + name); mc.Close() })
-	for _, q := range []string{"CREATE DATABASE " + name, `CREATE TABLE ` + name + `.ledger (
-		id int AUTO_INCREMENT PRIMARY KEY, ref varchar(40) NOT NULL, dept_code varchar(20) NULL, amount decimal(6,2) NULL)`} {
-		if _, err := mc.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	opts, err := clickhouse.ParseDSN(chDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc, err := clickhouse.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cc.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name); cc.Close() })
-	for _, q := range []string{"CREATE DATABASE " + name, `CREATE TABLE ` + name + `.ledger (
-		id Int64, ref String, dept_code Nullable(String), amount Nullable(Decimal(6,2))) ENGINE = MergeTree ORDER BY id`} {
-		if err := cc.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for typ, dsn := range map[string]string{"pg": pgDSN, "ma": maDSN, "ch": chDSN} {
-		if _, err := g.st.AddDatabase(ctx, store.Database{ProjectID: g.proj.ID, Type: typ, Schema: name, DSN: dsn}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if err := mi.CreateTable(g.dir+"/mini-app/app", "ledger", []byte(ledgerSchema)); err != nil {
 		t.Fatal(err)
 	}

@@ -31,17 +31,5 @@ func (s *Source) CheckValues(ctx context.Context, t *dialects.Table, tests []dia
 
 // renderChecks renders the statement of CheckValues.
 func renderChecks(t *dialects.Table, tests []dialects.ValueTest) (dialects.Stmt, error) {
-	var b sqlgen.Builder
-	b.Init(&syntax, nil)
-	b.ValueChecks(tests, func(col string, v any) {
-		c, ok := t.Column(col)
-		if !ok {
-			b.Fail(fault.New(fault.Internal, "value check: no column %q in %s", col, t.Name))
-			return
-		}
-		b.Str("CAST(")
-		b.Value(v)
-		b.Str(" AS " + c.DBType + ")")
-	})
-	return b.Stmt()
+	return sqlgen.CastChecks(&syntax, t, tests)
 }

@@ -559,19 +559,7 @@ var (
 // to the column's declared type, typmod and domain included, as an insert
 // converts) and comparisons; see dialects.ValueChecker.
 func (s *Source) CheckValues(ctx context.Context, t *dialects.Table, tests []dialects.ValueTest) ([]bool, error) {
-	var b sqlgen.Builder
-	b.Init(&syntax, nil)
-	b.ValueChecks(tests, func(col string, v any) {
-		c, ok := t.Column(col)
-		if !ok {
-			b.Fail(fault.New(fault.Internal, "value check: no column %q in %s", col, t.Name))
-			return
-		}
-		b.Str("CAST(")
-		b.Arg(v)
-		b.Str(" AS " + c.DBType + ")")
-	})
-	st, err := b.Stmt()
+	st, err := sqlgen.CastChecks(&syntax, t, tests)
 	if err != nil {
 		return nil, err
 	}

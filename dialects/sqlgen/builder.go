@@ -512,6 +512,25 @@ func (b *Builder) ValueChecks(tests []dialects.ValueTest, cast func(col string, 
 	}
 }
 
+// CastChecks renders ValueChecks for an engine whose CAST takes any
+// column type as declared (PostgreSQL, SQL Server): each value becomes
+// CAST(value AS <the column's DBType>).
+func CastChecks(s *Syntax, t *dialects.Table, tests []dialects.ValueTest) (dialects.Stmt, error) {
+	var b Builder
+	b.Init(s, nil)
+	b.ValueChecks(tests, func(col string, v any) {
+		c, ok := t.Column(col)
+		if !ok {
+			b.Fail(fault.New(fault.Internal, "value check: no column %q in %s", col, t.Name))
+			return
+		}
+		b.Str("CAST(")
+		b.Value(v)
+		b.Str(" AS " + c.DBType + ")")
+	})
+	return b.Stmt()
+}
+
 // CheckedIndexes turns the indexes a ValueChecks statement answered into
 // one outcome per test.
 func CheckedIndexes(n int, answered []int64) ([]bool, error) {
