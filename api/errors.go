@@ -21,6 +21,7 @@ var statusOf = map[fault.Kind]int{
 	fault.Unsupported:     http.StatusBadRequest,
 	fault.Unavailable:     http.StatusServiceUnavailable,
 	fault.Timeout:         http.StatusGatewayTimeout,
+	fault.RequestTimeout:  http.StatusRequestTimeout,
 	fault.Internal:        http.StatusInternalServerError,
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/observe"
 	"github.com/littlebitlabs/minimal/query"
 )
 
@@ -105,6 +106,10 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, allowEmpty 
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, fault.New(fault.TooLarge, "request body is over the limit of %d bytes", limit)
+		}
+		var te *observe.BodyTimeoutError
+		if errors.As(err, &te) {
+			return nil, fault.Wrap(fault.RequestTimeout, err, "request body not received within %s: the body timeout of this server", te.Timeout)
 		}
 		return nil, fault.Wrap(fault.Invalid, err, "could not read the request body")
 	}

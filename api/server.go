@@ -34,6 +34,12 @@ type Config struct {
 	MaxBodyBytes int64
 	// MaxPageSize caps ps (default 10000).
 	MaxPageSize int64
+	// BodyTimeout is the time a request gets to send its body, from the
+	// end of its headers (observe.DefaultBodyTimeout when 0); past it →
+	// 408 and the connection is closed. An answer sent before the body is
+	// read (a refusal of the credentials) closes the connection without
+	// reading the body (observe.BodyDeadline).
+	BodyTimeout time.Duration
 	// Logger receives request logs.
 	Logger *slog.Logger
 	// Metrics, when set, counts every request and is served at MetricsPath,
@@ -97,7 +103,7 @@ func New(d Deps, cfg Config) http.Handler {
 	}
 	s := &Server{eng: eng, ver: ver, st: d.Store, key: d.SigningKey, cfg: cfg, log: cfg.Logger}
 	r := chi.NewRouter()
-	r.Use(observe.Middleware(observe.FaceREST, cfg.Metrics, cfg.Logger), s.recoverer)
+	r.Use(observe.Middleware(observe.FaceREST, cfg.Metrics, cfg.Logger), observe.BodyDeadline(cfg.BodyTimeout), s.recoverer)
 	r.Get(LivezPath, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

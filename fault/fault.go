@@ -20,6 +20,9 @@ const (
 	Unsupported
 	Unavailable
 	Timeout
+	// RequestTimeout: the caller did not send its request in time (a
+	// request body slower than the body timeout).
+	RequestTimeout
 )
 
 var kindNames = [...]string{
@@ -33,6 +36,7 @@ var kindNames = [...]string{
 	Unsupported:     "UNSUPPORTED",
 	Unavailable:     "UNAVAILABLE",
 	Timeout:         "TIMEOUT",
+	RequestTimeout:  "REQUEST_TIMEOUT",
 }
 
 // String returns the wire code of the kind, e.g. "FORBIDDEN".

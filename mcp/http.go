@@ -17,12 +17,15 @@ import (
 
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/observe"
 )
 
 // Handler is the HTTP face: POST Path on the MCP listener. Before any
 // JSON-RPC is read it applies, in order: DNS-rebinding protection, the
-// method, the credential layer, the body limit and the handshake-era
-// version header; then mcp-go serves the JSON-RPC request.
+// method, the credential layer, the body limits (size, and time:
+// observe.BodyDeadline; a refusal before the body is read closes the
+// connection without reading it) and the handshake-era version header;
+// then mcp-go serves the JSON-RPC request.
 func (s *Server) Handler() http.Handler {
 	return s.httpFace(Path, false, func(r *http.Request) (*caller, error) {
 		p, err := s.credential(r)
@@ -48,18 +51,19 @@ func (s *Server) httpFace(path string, stdio bool, who func(*http.Request) (*cal
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, "NOT_FOUND", "no route for "+r.URL.Path+": the MCP endpoint is POST "+path)
 	})
-	return mux
+	return observe.BodyDeadline(s.cfg.BodyTimeout)(mux)
 }
 
-// statusOf maps the kinds the credential layer and the body limit produce
-// to HTTP statuses.
+// statusOf maps the kinds the credential layer and the body limits produce
+// to HTTP statuses, as REST maps them.
 var statusOf = map[fault.Kind]int{
 	fault.Unauthenticated: http.StatusUnauthorized,
 	fault.Forbidden:       http.StatusForbidden,
 	fault.TooLarge:        http.StatusRequestEntityTooLarge,
+	fault.RequestTimeout:  http.StatusRequestTimeout,
 	fault.Invalid:         http.StatusBadRequest,
 	fault.Unavailable:     http.StatusServiceUnavailable,
-	fault.Timeout:         http.StatusServiceUnavailable,
+	fault.Timeout:         http.StatusGatewayTimeout,
 }
 
 func (s *Server) front(next http.Handler, rd *roads, who func(*http.Request) (*caller, error)) http.Handler {
@@ -82,9 +86,13 @@ func (s *Server) front(next http.Handler, rd *roads, who func(*http.Request) (*c
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 		if err != nil {
 			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
+			var te *observe.BodyTimeoutError
+			switch {
+			case errors.As(err, &mbe):
 				err = fault.New(fault.TooLarge, "request body is over the limit of %d bytes", s.cfg.MaxBodyBytes)
-			} else {
+			case errors.As(err, &te):
+				err = fault.Wrap(fault.RequestTimeout, err, "request body not received within %s: the body timeout of this server", te.Timeout)
+			default:
 				err = fault.Wrap(fault.Invalid, err, "could not read the request body")
 			}
 			s.refuseHTTP(w, r, err)

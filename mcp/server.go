@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -72,6 +73,12 @@ type Config struct {
 	MaxBodyBytes int64
 	// MaxPageSize caps auto_read_rows' page_size (default 10000).
 	MaxPageSize int64
+	// BodyTimeout is the time a request gets to send its body, from the
+	// end of its headers (observe.DefaultBodyTimeout when 0); past it →
+	// 408 and the connection is closed. A request refused before its body
+	// is read closes the connection without reading it
+	// (observe.BodyDeadline).
+	BodyTimeout time.Duration
 	// Version is reported as the server's version.
 	Version string
 	// Logger receives refusals of the credential layer and internal errors.

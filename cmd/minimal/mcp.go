@@ -33,11 +33,14 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	tokenFile := fs.String("token-file", "", "file holding the access token of an mcp identity (without it: drop-in mode)")
 	maxPage := fs.Int64("max-page-size", 10000, "largest page_size accepted")
 	stmtTimeout := fs.Duration("statement-timeout", 30*time.Second, "bound on every database statement")
+	bodyTimeout := bodyTimeoutFlag(fs)
 	exportRoots := exportRootFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	switch {
+	case *httpMode && *bodyTimeout <= 0:
+		return usagef("mcp: --body-timeout (env %s) must be a positive duration", envBodyTimeout)
 	case *stdio && *httpMode:
 		return usagef("mcp: --stdio and --http exclude each other")
 	case *httpMode && *tokenFile != "":
@@ -47,7 +50,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		if !mcp.Loopback(*bind) && bearer == "" {
 			return usagef("mcp: refusing to bind %s: not a loopback address; set MINI_APP_HTTP_TOKEN to require a bearer token on every request", *bind)
 		}
-		return dropIn(ctx, dropInHTTP{bind: *bind, bearer: bearer}, stdin, stdout, stderr, *maxPage, *stmtTimeout)
+		return dropIn(ctx, dropInHTTP{bind: *bind, bearer: bearer, bodyTimeout: *bodyTimeout}, stdin, stdout, stderr, *maxPage, *stmtTimeout)
 	case !*stdio:
 		return usagef("mcp: --stdio or --http is required (the gateway's HTTP endpoint is served by 'minimal serve' on --mcp-addr)")
 	}
@@ -91,8 +94,9 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 // dropInHTTP is the HTTP transport of drop-in mode: none (stdio) when bind
 // is empty.
 type dropInHTTP struct {
-	bind   string
-	bearer string
+	bind        string
+	bearer      string
+	bodyTimeout time.Duration
 }
 
 // dropIn serves mini-app-mcp's directories (MINI_APP_USER_DIR,
@@ -128,7 +132,7 @@ func dropIn(ctx context.Context, hc dropInHTTP, stdin io.Reader, stdout, stderr 
 	ver := auth.NewVerifier(local.Store, local.Key)
 	cfg := local.Config
 	srv := mcp.New(mcp.Deps{Engine: eng, Verifier: ver, Store: local.Store, Sessions: sessions.New(local.Store, 0), MiniApp: cfg},
-		mcp.Config{MaxPageSize: maxPage, Version: version, Logger: log})
+		mcp.Config{MaxPageSize: maxPage, BodyTimeout: hc.bodyTimeout, Version: version, Logger: log})
 	if err := srv.PrimeMiniApp(ctx, local.Token); err != nil {
 		return err
 	}

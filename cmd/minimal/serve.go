@@ -35,6 +35,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	maxPage := fs.Int64("max-page-size", 10000, "largest ps accepted (400 above)")
 	stmtTimeout := fs.Duration("statement-timeout", 30*time.Second, "bound on every database statement")
 	headerTimeout := fs.Duration("read-header-timeout", 10*time.Second, "time allowed to read request headers")
+	bodyTimeout := bodyTimeoutFlag(fs)
 	maxHeader := fs.Int("max-header-bytes", 64<<10, "largest request header block")
 	maxConns := fs.Int("max-conns", 0, "pool size per database, every type (0: max(4, CPUs))")
 	dbAllow := dbAllowFlag(fs)
@@ -59,6 +60,8 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return usagef("serve: --rate-burst must not be negative")
 	case *acquireTimeout < 0:
 		return usagef("serve: --acquire-timeout must not be negative")
+	case *bodyTimeout <= 0:
+		return usagef("serve: --body-timeout (env %s) must be a positive duration", envBodyTimeout)
 	}
 	allow, err := dbAllow()
 	if err != nil {
@@ -144,14 +147,14 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 
 	srv := &http.Server{
 		Handler: api.New(api.Deps{Engine: eng, Verifier: ver, Store: st, SigningKey: key},
-			api.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, Logger: log, Metrics: metrics, MetricsTenantLabels: *metricsTenant, Limiter: limiter, DBAllow: allow}),
+			api.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, BodyTimeout: *bodyTimeout, Logger: log, Metrics: metrics, MetricsTenantLabels: *metricsTenant, Limiter: limiter, DBAllow: allow}),
 		ReadHeaderTimeout: *headerTimeout,
 		MaxHeaderBytes:    *maxHeader,
 		IdleTimeout:       2 * time.Minute,
 	}
 	mcpSrv := &http.Server{
 		Handler: mcpHandler(mcp.New(mcp.Deps{Engine: eng, Verifier: ver, Store: st, Sessions: sessions.New(st, *sessionIdle), MiniApp: mini},
-			mcp.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, Version: version, Logger: log}).Handler(), ver, metrics, limiter, log),
+			mcp.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, BodyTimeout: *bodyTimeout, Version: version, Logger: log}).Handler(), ver, metrics, limiter, log),
 		ReadHeaderTimeout: *headerTimeout,
 		MaxHeaderBytes:    *maxHeader,
 		IdleTimeout:       2 * time.Minute,
@@ -211,14 +214,19 @@ func mcpHandler(h http.Handler, ver *auth.Verifier, m *observe.Metrics, l *obser
 	return observe.Middleware(observe.FaceMCP, m, log)(observe.RateLimit(l, identify)(h))
 }
 
-// firstSet returns the first of vs that is not empty.
-func firstSet(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
+// envBodyTimeout sets the default of --body-timeout.
+const envBodyTimeout = "MINIMAL_BODY_TIMEOUT"
+
+// bodyTimeoutFlag defines --body-timeout: the time a request gets to send
+// its body once its headers are in (default: env MINIMAL_BODY_TIMEOUT, else
+// observe.DefaultBodyTimeout). An environment value that is not a duration
+// makes the default 0, which the caller refuses unless the flag is given.
+func bodyTimeoutFlag(fs *flag.FlagSet) *time.Duration {
+	d := observe.DefaultBodyTimeout
+	if v := os.Getenv(envBodyTimeout); v != "" {
+		d, _ = time.ParseDuration(v)
 	}
-	return ""
+	return fs.Duration("body-timeout", d, "time a request gets to send its body after its headers: 408 and the connection closed past it (env "+envBodyTimeout+")")
 }
 
 // envMetricsTenantLabels opts in to org and project names in the metrics
@@ -237,4 +245,14 @@ func metricsTenantLabelsFlag(fs *flag.FlagSet) (*bool, error) {
 		}
 	}
 	return fs.Bool("metrics-tenant-labels", on, "name database pools in /metrics by org/project/type/schema, not by registration id: anyone who reads /metrics learns them (env "+envMetricsTenantLabels+"=1)"), err
+}
+
+// firstSet returns the first of vs that is not empty.
+func firstSet(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
