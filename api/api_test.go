@@ -458,7 +458,7 @@ func TestPostgresWrites(t *testing.T) {
 	// Duplicates are 409.
 	r = g.do("POST", path, g.admin, map[string]any{"full_name": "Dup", "email": "ada@x.io"})
 	expect(t, r, 409)
-	if !strings.Contains(r.errorMessage(t), "unique") {
+	if r.errorMessage(t) != "a row with the same key already exists" {
 		t.Fatalf("conflict message: %s", r.body)
 	}
 	if r.json(t)["error"].(map[string]any)["code"] != "CONFLICT" {
