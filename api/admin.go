@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"reflect"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -204,8 +203,12 @@ func (a *admin) guard(next http.Handler) http.Handler {
 			return
 		}
 		act, ok := actionOfMethod[r.Method]
-		if !slices.Contains(p.Roles, permissions.AdminRole) || !ok || !p.KeyType.Allows(act) {
+		if !ok {
 			writeError(w, r, permissions.Refusal(p.Roles))
+			return
+		}
+		if err := permissions.AuthorizeAdmin(p.Subject(), act); err != nil {
+			writeError(w, r, err)
 			return
 		}
 		ctx := context.WithValue(auth.WithPrincipal(r.Context(), p), callerKey{}, &caller{p: p})

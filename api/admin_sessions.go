@@ -2,13 +2,10 @@ package api
 
 import (
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/littlebitlabs/minimal/auth"
-	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/permissions"
 	"github.com/littlebitlabs/minimal/sessions"
 )
@@ -21,8 +18,8 @@ const AdminSessionsPath = "/minimal/api/admin/v1/sessions"
 // role; a session of another project is 404, like an unknown one.
 func (s *Server) sessionJournal(w http.ResponseWriter, r *http.Request) {
 	p := auth.PrincipalFrom(r.Context())
-	if !slices.Contains(p.Roles, permissions.AdminRole) {
-		writeError(w, r, fault.New(fault.Forbidden, "reading a session journal needs the %s role, got [%s]", permissions.AdminRole, strings.Join(p.Roles, ", ")))
+	if err := permissions.RequireAdmin(p.Roles, "reading a session journal"); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	v, err := sessions.Journal(r.Context(), s.st, p.ProjectID, chi.URLParam(r, "id"))

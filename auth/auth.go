@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/permissions"
 	"github.com/littlebitlabs/minimal/query"
 	"github.com/littlebitlabs/minimal/store"
 )
@@ -61,6 +62,14 @@ type Principal struct {
 	// root first and its direct parent last (Claims.Ancestors).
 	Ancestors []string
 	ExpiresAt time.Time
+}
+
+// Subject is the principal as the permission gates see it.
+func (p *Principal) Subject() permissions.Subject {
+	return permissions.Subject{
+		ProjectID: p.ProjectID, Roles: p.Roles, KeyType: p.KeyType,
+		Vars: permissions.Vars{Identity: p.Identity, Space: p.Space, Org: p.Org, Project: p.Project, Claims: p.Claims},
+	}
 }
 
 // Claims is the JWT payload.

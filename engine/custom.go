@@ -176,21 +176,10 @@ func (e *Engine) customGates(p *auth.Principal, api *custom.API) error {
 			return err
 		}
 	}
-	if !mayCall(p.Roles, api.Def.Roles) {
+	if !permissions.MayCall(p.Roles, api.Def.Roles) {
 		return permissions.Refusal(p.Roles)
 	}
 	return nil
-}
-
-// mayCall reports whether the caller holds one of the allowed roles, or
-// the built-in admin role.
-func mayCall(held, allowed []string) bool {
-	for _, r := range held {
-		if r == permissions.AdminRole || slices.Contains(allowed, r) {
-			return true
-		}
-	}
-	return false
 }
 
 // runner returns the definition's database as a dialects.Runner.

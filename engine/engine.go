@@ -55,22 +55,14 @@ type Auditor interface {
 }
 
 // RefusalGate names the permission gate that refused an operation.
-type RefusalGate string
+type RefusalGate = permissions.Gate
 
-// The gates, as the refusals metric labels them.
+// The gates, as the refusals metric labels them (see permissions.Gate).
 const (
-	// GateLock: the token's key_type AND the matching locks do not allow
-	// the action.
-	GateLock RefusalGate = "lock"
-	// GateTemplate: no permission template allows the action (or one
-	// denies it).
-	GateTemplate RefusalGate = "template"
-	// GateScope: the row scope cannot be applied, or written values fall
-	// outside it.
-	GateScope RefusalGate = "scope"
-	// GateHidden: the caller holds no action at all on the table, which
-	// answers like a missing table (404).
-	GateHidden RefusalGate = "hidden"
+	GateLock     = permissions.GateLock
+	GateTemplate = permissions.GateTemplate
+	GateScope    = permissions.GateScope
+	GateHidden   = permissions.GateHidden
 )
 
 func (c *Config) defaults() {
@@ -416,5 +408,5 @@ func (r *auditRows) Close() error {
 // action on at least one table of its project. Listings of tools use it;
 // every call still goes through Execute.
 func (e *Engine) CanAnywhere(p *auth.Principal, action query.Action) bool {
-	return p.KeyType.Allows(action) && e.authz.Anywhere(p.ProjectID, p.Roles, action)
+	return e.authz.AuthorizeAnywhere(p.Subject(), action)
 }

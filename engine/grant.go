@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
@@ -23,18 +24,21 @@ type grant struct {
 	roles []string
 }
 
-// authorize resolves the table and runs the three gates in order: lock mask,
-// permission template, row scope. A table the caller holds no action on
-// answers exactly like a table that does not exist.
+// authorize resolves the table and applies the one decision of the gates
+// (permissions.Authorize: lock mask, template, row scope). A table the
+// caller holds no action on answers exactly like a table that does not
+// exist, before the catalog is asked; any other refusal comes after the
+// table is found, so a missing table is a 404 whatever the caller holds.
 //
 // tr, when not nil, records each gate's decision for `policy explain`.
 func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.Plan, object string, tr *Explanation) (*grant, error) {
-	d, err := e.authz.Decide(p.ProjectID, p.Roles, object, plan.Action)
-	if err != nil {
+	ag, err := e.authz.Authorize(p.Subject(), object, plan.Action)
+	var ref *permissions.Refused
+	if err != nil && !errors.As(err, &ref) {
 		return nil, err
 	}
-	if d.Hidden {
-		tr.gate("visibility", "hidden", "no role holds any action on %s: answers 404 like a missing table", object)
+	if ref != nil && ref.Gate == permissions.GateHidden {
+		tr.gate("visibility", "hidden", "%s", ref.Detail)
 		e.refused(ctx, tr, GateHidden)
 		return nil, errNoTable
 	}
@@ -48,63 +52,53 @@ func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.P
 		tr.gate("catalog", "not found", "%s", fault.As(err).Message)
 		return nil, err
 	}
-
-	// Gate 1: lock mask — the token's key_type AND every matching lock.
-	eff, err := permissions.CheckMask(p.KeyType, e.authz.Locks(p.ProjectID), object, plan.Action, p.Roles)
-	if err != nil {
-		if !p.KeyType.Allows(plan.Action) {
-			tr.gate("1 lock mask", "refuse", "key_type %s does not allow %s", p.KeyType, plan.Action)
-		} else {
-			tr.gate("1 lock mask", "refuse", "key_type %s AND locks = %s: %s is locked", p.KeyType, eff, plan.Action)
+	if ref != nil {
+		// The gates before the refusing one passed.
+		if ref.Gate != permissions.GateLock {
+			tr.gate("1 lock mask", "pass", "key_type %s AND locks = %s", p.KeyType, ref.Mask)
 		}
-		e.refused(ctx, tr, GateLock)
-		return nil, err
+		if ref.Gate == permissions.GateScope {
+			traceColumns(tr, p, plan.Action, ref.Columns)
+		}
+		tr.gate(gateNames[ref.Gate], "refuse", "%s", ref.Detail)
+		e.refused(ctx, tr, ref.Gate)
+		return nil, ref.Err
 	}
-	tr.gate("1 lock mask", "pass", "key_type %s AND locks = %s", p.KeyType, eff)
-	// Gate 2: permission template.
-	if !d.Allowed {
-		tr.gate("2 template", "refuse", "no allow rule for %s on %s for roles %v, or a deny rule matched", plan.Action, object, p.Roles)
-		e.refused(ctx, tr, GateTemplate)
+	tr.gate("1 lock mask", "pass", "key_type %s AND locks = %s", p.KeyType, ag.Mask)
+	traceColumns(tr, p, plan.Action, ag.Columns)
+	g := &grant{src: src, table: tbl, view: restrict(tbl, ag.Columns), roles: p.Roles}
+	if ag.Scope == nil {
+		tr.gate("3 row scope", "pass", "unscoped")
+		return g, nil
+	}
+	// Scope values are coerced against the full table: a scope may use a
+	// column the caller cannot see. A scope naming a column the table lacks
+	// refuses the call (fail closed).
+	if err := query.Walk(ag.Scope, func(c *query.Cond) error { return coerceCond(c, tbl) }); err != nil {
+		e.log.Warn("row scope does not fit the table; refusing", "object", object, "err", err)
+		tr.gate("3 row scope", "refuse", "scope does not fit the table: %s", fault.As(err).Message)
+		e.refused(ctx, tr, GateScope)
 		return nil, permissions.Refusal(p.Roles)
 	}
-	if d.Columns == nil {
-		tr.gate("2 template", "pass", "roles %v may %s every column", p.Roles, plan.Action)
-	} else {
-		tr.gate("2 template", "pass", "roles %v may %s columns %v", p.Roles, plan.Action, d.Columns)
-	}
-	g := &grant{src: src, table: tbl, view: restrict(tbl, d.Columns), roles: p.Roles}
-	// Gate 3: row scope, instantiated for this caller.
-	if d.Scopes != nil {
-		vars := permissions.Vars{Identity: p.Identity, Space: p.Space, Org: p.Org, Project: p.Project, Claims: p.Claims}
-		var or query.Or
-		for _, group := range d.Scopes {
-			var and query.And
-			for _, f := range group {
-				x, err := f.Instantiate(vars)
-				if err != nil {
-					tr.gate("3 row scope", "refuse", "%s", fault.As(err).Message)
-					e.refused(ctx, tr, GateScope)
-					return nil, permissions.Refusal(p.Roles)
-				}
-				and = append(and, x)
-			}
-			or = append(or, and)
-		}
-		// Scope values are coerced against the full table: a scope may use
-		// a column the caller cannot see. A scope naming a column the table
-		// lacks refuses the call (fail closed).
-		if err := query.Walk(or, func(c *query.Cond) error { return coerceCond(c, tbl) }); err != nil {
-			e.log.Warn("row scope does not fit the table; refusing", "object", object, "err", err)
-			tr.gate("3 row scope", "refuse", "scope does not fit the table: %s", fault.As(err).Message)
-			e.refused(ctx, tr, GateScope)
-			return nil, permissions.Refusal(p.Roles)
-		}
-		g.scope = or
-		tr.gate("3 row scope", "pass", "rows limited to %s", query.Format(or))
-	} else {
-		tr.gate("3 row scope", "pass", "unscoped")
-	}
+	g.scope = ag.Scope
+	tr.gate("3 row scope", "pass", "rows limited to %s", query.Format(ag.Scope))
 	return g, nil
+}
+
+// gateNames are the gates as `policy explain` names them.
+var gateNames = map[permissions.Gate]string{
+	permissions.GateLock:     "1 lock mask",
+	permissions.GateTemplate: "2 template",
+	permissions.GateScope:    "3 row scope",
+}
+
+// traceColumns records gate 2's pass with the columns it grants.
+func traceColumns(tr *Explanation, p *auth.Principal, action query.Action, cols []string) {
+	if cols == nil {
+		tr.gate("2 template", "pass", "roles %v may %s every column", p.Roles, action)
+	} else {
+		tr.gate("2 template", "pass", "roles %v may %s columns %v", p.Roles, action, cols)
+	}
 }
 
 // valueTestsPerCall bounds the tests of one CheckValues statement, so that

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/littlebitlabs/minimal/auth"
@@ -61,9 +62,11 @@ func (e *Engine) AuthorizeRaw(ctx context.Context, p *auth.Principal, object str
 // through: like a custom API's writes, it is no single CRUD action.
 const rawAction = "write"
 
-// gates applies gates 1 and 2 (and, with unbounded, refuses a row scope or
-// a column list) for one named action on an object; on a refusal it names
-// the gate that refused.
+// gates decides one named action on an object through the permission
+// gates (permissions.Authorize; store.ActionSchema through
+// AuthorizeSchema). With unbounded, the operation runs SQL that no row
+// scope or column list can narrow, so a grant limited by either is refused
+// too. On a refusal it names the gate that refused.
 func (e *Engine) gates(p *auth.Principal, object, action string, unbounded bool) (RefusalGate, error) {
 	var act query.Action
 	switch action {
@@ -76,34 +79,40 @@ func (e *Engine) gates(p *auth.Principal, object, action string, unbounded bool)
 	case store.ActionDelete:
 		act = query.Delete
 	case store.ActionSchema:
-		ok, err := e.authz.Permits(p.ProjectID, p.Roles, object, action)
-		if err != nil {
-			return "", err
-		}
-		if !ok {
-			return GateTemplate, permissions.Refusal(p.Roles)
+		if err := e.authz.AuthorizeSchema(p.Subject(), object); err != nil {
+			return refusedGate(err), err
 		}
 		return "", nil
 	default:
 		return "", fault.New(fault.Internal, "unknown action %q", action)
 	}
-	if _, err := permissions.CheckMask(p.KeyType, e.authz.Locks(p.ProjectID), object, act, p.Roles); err != nil {
-		return GateLock, err
-	}
-	d, err := e.authz.Decide(p.ProjectID, p.Roles, object, act)
+	g, err := e.authz.Authorize(p.Subject(), object, act)
 	if err != nil {
+		if gate := refusedGate(err); gate == GateHidden {
+			// Not hidden for an operation on the object itself: a refusal.
+			return GateTemplate, permissions.Refusal(p.Roles)
+		} else if gate != "" {
+			return gate, err
+		}
 		return "", err
 	}
-	if !d.Allowed {
+	if unbounded && g.Columns != nil {
 		return GateTemplate, permissions.Refusal(p.Roles)
 	}
-	if unbounded && d.Columns != nil {
-		return GateTemplate, permissions.Refusal(p.Roles)
-	}
-	if unbounded && d.Scopes != nil {
+	if unbounded && g.Scope != nil {
 		return GateScope, permissions.Refusal(p.Roles)
 	}
 	return "", nil
+}
+
+// refusedGate is the gate a permissions.Refused names, "" for another
+// error.
+func refusedGate(err error) RefusalGate {
+	var ref *permissions.Refused
+	if errors.As(err, &ref) {
+		return ref.Gate
+	}
+	return ""
 }
 
 // Refresh drops the cached table list of one database of the principal's
