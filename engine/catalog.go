@@ -41,9 +41,27 @@ type source struct {
 
 type statsBox struct{ dialects.Stats }
 
+// Registry is what the engine reads of the control plane: the registered
+// databases, every project's policy, custom API definitions, and when to
+// read them again. *store.Store is the one the server uses; tests of the
+// engine alone give their own.
+type Registry interface {
+	// ChangeSeq moves whenever a registration, a policy or a lock changes.
+	ChangeSeq(ctx context.Context) (int64, error)
+	// Changes hints at once that ChangeSeq may have moved (it may never
+	// send; the engine polls as well).
+	Changes(ctx context.Context) <-chan struct{}
+	Databases(ctx context.Context) ([]store.Database, error)
+	Orgs(ctx context.Context) ([]store.Org, error)
+	Projects(ctx context.Context, orgID string) ([]store.Project, error)
+	Policy(ctx context.Context, projectID string) (store.Policy, error)
+	CustomAPIs(ctx context.Context, projectID string) ([]store.CustomAPI, error)
+	CustomAPIsAt(ctx context.Context, projectID, uri string) ([]store.CustomAPI, error)
+}
+
 // catalog maps registered databases to live sources and cached tables.
 type catalog struct {
-	st  *store.Store
+	st  Registry
 	cfg Config
 	log *slog.Logger
 
@@ -57,7 +75,7 @@ type catalog struct {
 	names map[string]string
 }
 
-func newCatalog(st *store.Store, cfg Config, log *slog.Logger, authz *permissions.Authorizer) *catalog {
+func newCatalog(st Registry, cfg Config, log *slog.Logger, authz *permissions.Authorizer) *catalog {
 	return &catalog{st: st, cfg: cfg, log: log, seq: -1, sources: map[dbKey]*source{}, authz: authz}
 }
 

@@ -95,7 +95,7 @@ type Engine struct {
 }
 
 // New builds an engine over a store and loads the catalog once.
-func New(ctx context.Context, st *store.Store, cfg Config) (*Engine, error) {
+func New(ctx context.Context, st Registry, cfg Config) (*Engine, error) {
 	cfg.defaults()
 	authz, err := permissions.NewAuthorizer()
 	if err != nil {
