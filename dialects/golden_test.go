@@ -108,8 +108,8 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestGoldenCoverage keeps the cases honest: every operator and every action
-// appears at least once.
+// TestGoldenCoverage keeps the cases honest: every operator, every action
+// and every aggregate function appears at least once.
 func TestGoldenCoverage(t *testing.T) {
 	ops := map[query.Op]bool{}
 	actions := map[query.Action]bool{}
@@ -130,9 +130,19 @@ func TestGoldenCoverage(t *testing.T) {
 			walk(x.X)
 		}
 	}
+	funcs := map[query.AggFunc]bool{}
 	for _, c := range dialecttest.Cases {
 		actions[c.Plan.Action] = true
 		walk(c.Plan.Where)
+		walk(c.Plan.Having)
+		for _, a := range c.Plan.Aggregates {
+			funcs[a.Func] = true
+		}
+	}
+	for _, f := range []query.AggFunc{query.AggCount, query.AggSum, query.AggAvg, query.AggMin, query.AggMax} {
+		if !funcs[f] {
+			t.Errorf("no golden case uses aggregate %s", f)
+		}
 	}
 	for _, op := range []query.Op{query.Eq, query.Ne, query.Gt, query.Ge, query.Lt, query.Le, query.Like, query.ILike,
 		query.In, query.NotIn, query.Between, query.IsNull, query.IsNotNull, query.IsTrue, query.IsFalse} {

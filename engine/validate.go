@@ -26,6 +26,9 @@ func validate(p *query.Plan, t *dialects.Table) error {
 			return err
 		}
 	}
+	if p.IsAggregate() {
+		return validateAggregate(p, t)
+	}
 	switch p.Action {
 	case query.Read:
 		if len(p.Columns) == 0 {

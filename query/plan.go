@@ -118,6 +118,18 @@ type Plan struct {
 	// Limit and Offset page a read. Limit 0 means no limit (internal use only).
 	Limit, Offset int64
 
+	// Aggregates make a read an aggregate read (see IsAggregate): one row
+	// per group of GroupBy (a single row without GroupBy), whose columns
+	// are the GroupBy columns, then each aggregate under its Alias.
+	// Columns stays empty; Where selects the rows aggregated; Order and
+	// the page apply to the groups and name result columns.
+	Aggregates []Aggregate
+	// GroupBy lists the grouping columns of an aggregate read.
+	GroupBy []string
+	// Having keeps the groups of an aggregate read that satisfy it; its
+	// conditions name GroupBy columns or aggregate aliases.
+	Having Expr
+
 	// Records are an insert's rows as a face received them (column → value,
 	// JSON-decoded). The engine turns them into Columns and Rows.
 	Records []map[string]any

@@ -43,7 +43,8 @@ func (Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
 // true and false, NOT pushed down to the comparisons (see
 // builder.WriteCond), NULLs sorted as PostgreSQL sorts them, no OFFSET
 // without LIMIT (18.x fails on a limit near 2^63, so "no limit" is 2^62
-// rows), and updates and deletes as mutations.
+// rows), updates and deletes as mutations, and count() for a count of
+// rows.
 //
 // A mutation's condition is wrapped in ifNull(…, 0). A SELECT drops a row
 // whose condition is NULL, but a mutation on 18.x does not look at the
@@ -62,6 +63,7 @@ var syntax = sqlgen.Syntax{
 	NullsLargest: true,
 	NoLimitArg:   int64(1 << 62),
 	Mutations:    true,
+	CountRows:    "count()",
 	MaxRows:      sqlgen.Limit{Max: maxInsertRows, Msg: "insert has %d rows, ClickHouse inserts at most %d in one statement here"},
 	Verify:       checkParams,
 }

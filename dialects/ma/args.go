@@ -71,6 +71,19 @@ func adapt(p *query.Plan, meta *tableMeta) *query.Plan {
 	if w, ok := adaptExpr(p.Where, kind); ok {
 		cp.Where, changed = w, true
 	}
+	// Having names group columns and aggregates: min and max have their
+	// column's kind.
+	resultKind := func(col string) dialects.Kind {
+		for _, a := range p.Aggregates {
+			if a.Alias == col {
+				return dialects.AggregateKind(a.Func, kind(a.Column))
+			}
+		}
+		return kind(col)
+	}
+	if h, ok := adaptExpr(p.Having, resultKind); ok {
+		cp.Having, changed = h, true
+	}
 	for i, c := range p.Columns {
 		k := kind(c)
 		for r, row := range p.Rows {

@@ -45,6 +45,12 @@ func (Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
 	var r renderer
 	switch p.Action {
 	case query.Read:
+		if p.IsAggregate() {
+			if err := r.aggregate(p); err != nil {
+				return dialects.Stmt{}, err
+			}
+			break
+		}
 		if p.Limit < 0 || p.Offset < 0 {
 			return dialects.Stmt{}, fault.New(fault.Invalid, "page size and page number must not be negative")
 		}
@@ -196,6 +202,9 @@ func rowPrefix(p *query.Plan, i int) string {
 type renderer struct {
 	sb   strings.Builder
 	args []any
+	// result is set while the conditions and order of an aggregate read
+	// name its result columns, not the table's.
+	result bool
 }
 
 // selection renders the SELECT of the rows an update or delete acts on.
@@ -220,6 +229,9 @@ func (r *renderer) where(e query.Expr) error {
 func (r *renderer) ref(col string) error {
 	if col == "" {
 		return fault.New(fault.Invalid, "empty column name")
+	}
+	if r.result {
+		return r.ident(col)
 	}
 	if isBuiltin(col) {
 		r.sb.WriteString(col)
@@ -409,8 +421,20 @@ func (r *renderer) cond(c *query.Cond) error {
 		if c.Op == query.IsFalse {
 			word = "false"
 		}
-		if isBuiltin(c.Column) {
+		if isBuiltin(c.Column) && !r.result {
 			r.sb.WriteString(c.Column + " IS " + strings.ToUpper(word))
+			return nil
+		}
+		if r.result {
+			// A grouped boolean is json_extract's 1 or 0.
+			if err := r.ref(c.Column); err != nil {
+				return err
+			}
+			if word == "true" {
+				r.sb.WriteString(" = 1")
+			} else {
+				r.sb.WriteString(" = 0")
+			}
 			return nil
 		}
 		r.sb.WriteString("json_type(data, ?) = '" + word + "'")
@@ -421,7 +445,7 @@ func (r *renderer) cond(c *query.Cond) error {
 		if err := want(1); err != nil {
 			return err
 		}
-		if isBuiltin(c.Column) {
+		if isBuiltin(c.Column) || r.result {
 			return fault.New(fault.Invalid, "operator %s needs an array field, %q is a row column", c.Op, c.Column)
 		}
 		switch c.Args[0].(type) {

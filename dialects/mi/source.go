@@ -223,6 +223,9 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	if p == nil || p.Action != query.Read {
 		return nil, fault.New(fault.Internal, "mi: Read needs a read plan")
 	}
+	if p.IsAggregate() {
+		return s.readAggregate(ctx, p)
+	}
 	sc, t, err := s.table(ctx, p.Table)
 	if err != nil {
 		return nil, err

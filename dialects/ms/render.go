@@ -42,7 +42,9 @@ const (
 // LOWER() on both sides, OFFSET … FETCH paging, OUTPUT INSERTED.*, and
 // inserts that leave out the columns DEFAULT in every row: SQL Server
 // refuses DEFAULT for an IDENTITY column (error 339), and the engine sends
-// DEFAULT for a generated key the caller gave as null or left out.
+// DEFAULT for a generated key the caller gave as null or left out. AVG of
+// an integer column is an integer in T-SQL: the column is multiplied by
+// 1.0 first, so the mean keeps its fraction as elsewhere.
 var syntax = sqlgen.Syntax{
 	Placeholder:        "@p",
 	Numbered:           true,
@@ -60,6 +62,7 @@ var syntax = sqlgen.Syntax{
 	Output:             " OUTPUT INSERTED.*",
 	DefaultValues:      true,
 	OmitDefaultColumns: true,
+	AvgTail:            " * 1.0",
 	Engine:             "SQL Server",
 	MaxArgs:            sqlgen.Limit{Max: maxParams, Msg: "statement has %d values, SQL Server accepts at most %d"},
 	MaxRows:            sqlgen.Limit{Max: maxInsertRows, Msg: "insert has %d rows, SQL Server accepts at most %d in one statement"},

@@ -204,8 +204,13 @@ func at(keep []int, k int) int {
 	return keep[k]
 }
 
-// Read writes a SELECT with its filter, order and page.
+// Read writes a SELECT with its filter, order and page, or an aggregate
+// read (see Aggregate).
 func (b *Builder) Read(p *query.Plan) {
+	if p.IsAggregate() {
+		b.Aggregate(p)
+		return
+	}
 	b.Str("SELECT ")
 	if len(p.Columns) == 0 {
 		// The engine always fills the projection; * is the neutral fallback.
@@ -215,6 +220,11 @@ func (b *Builder) Read(p *query.Plan) {
 	b.Str(" FROM ")
 	b.Table(p)
 	b.Where(p.Where)
+	b.orderPage(p)
+}
+
+// orderPage writes a read's ORDER BY and page.
+func (b *Builder) orderPage(p *query.Plan) {
 	if b.s.OffsetFetch {
 		// OFFSET … FETCH belongs to the ORDER BY, which depends on the
 		// page: the page is checked first.

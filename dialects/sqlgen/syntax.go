@@ -91,6 +91,13 @@ type Syntax struct {
 	// mutation does not drop rows whose condition is NULL as a SELECT does.
 	Mutations bool
 
+	// CountRows is written for a count of rows in an aggregate read;
+	// empty writes count(*).
+	CountRows string
+	// AvgTail is written after avg's column, inside the call: " * 1.0"
+	// where the average of an integer column would be an integer.
+	AvgTail string
+
 	// MaxArgs bounds the values one statement binds; MaxRows the rows of
 	// one insert.
 	MaxArgs, MaxRows Limit
