@@ -9,12 +9,12 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
-	"github.com/littlebitlabs/minimal/api/encode"
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/custom"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
+	"github.com/littlebitlabs/minimal/wire"
 )
 
 // CustomPrefix is the root of the custom APIs:
@@ -84,13 +84,13 @@ func (s *Server) callCustom(w http.ResponseWriter, r *http.Request) {
 	if res.Write {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(append(encode.AppendWriteResult(nil, res.RowsAffected, nil, nil), '\n'))
+		_, _ = w.Write(append(wire.AppendWriteResult(nil, res.RowsAffected, nil, nil), '\n'))
 		return
 	}
 	defer res.Rows.Close()
 	w.Header().Set("Content-Type", format.ContentType())
 	w.WriteHeader(http.StatusOK)
-	if _, err := encode.Stream(w, format, res.Rows, nil); err != nil {
+	if _, err := wire.Stream(w, format, res.Rows, nil); err != nil {
 		// The status is sent: cut the transfer rather than end it cleanly.
 		s.log.Warn("custom read stream aborted", "err", err, "request_id", middleware.GetReqID(r.Context()))
 		panic(http.ErrAbortHandler)
@@ -100,7 +100,7 @@ func (s *Server) callCustom(w http.ResponseWriter, r *http.Request) {
 // customCallFromRequest reads the version, the answer format and the
 // parameters of a call. A query-string name given twice arrives as a list,
 // which the parameter's check refuses like any non-scalar.
-func customCallFromRequest(w http.ResponseWriter, r *http.Request, limit int64) (*engine.CustomCall, encode.Format, error) {
+func customCallFromRequest(w http.ResponseWriter, r *http.Request, limit int64) (*engine.CustomCall, wire.Format, error) {
 	q := r.URL.Query()
 	call := &engine.CustomCall{Method: r.Method, Params: map[string]any{}}
 	if vs, ok := q[paramVersion]; ok {
@@ -110,7 +110,7 @@ func customCallFromRequest(w http.ResponseWriter, r *http.Request, limit int64) 
 		}
 		call.Version = v
 	}
-	format, err := encode.ParseFormat(q.Get(paramFormat))
+	format, err := wire.ParseFormat(q.Get(paramFormat))
 	if err != nil {
 		return nil, "", err
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
-	"github.com/littlebitlabs/minimal/api/encode"
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/engine"
@@ -17,6 +16,7 @@ import (
 	"github.com/littlebitlabs/minimal/observe"
 	"github.com/littlebitlabs/minimal/query"
 	"github.com/littlebitlabs/minimal/store"
+	"github.com/littlebitlabs/minimal/wire"
 )
 
 // AutoPrefix is the root of the Auto API.
@@ -132,7 +132,7 @@ func New(d Deps, cfg Config) http.Handler {
 		writeError(w, r, fault.New(fault.NotFound, "no route for %s", r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: errorDetail{Code: "METHOD_NOT_ALLOWED", Message: r.Method + " is not allowed here", RequestID: middleware.GetReqID(r.Context())}})
+		wire.WriteEnvelope(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", r.Method+" is not allowed here", middleware.GetReqID(r.Context()))
 	})
 	return r
 }
@@ -155,7 +155,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if code != http.StatusOK {
-		w.Header().Set("Retry-After", RetryAfterSeconds)
+		w.Header().Set("Retry-After", wire.RetryAfterSeconds)
 	}
 	writeJSON(w, code, map[string]string{"status": status})
 }
@@ -214,7 +214,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 }
 
 func (s *Server) read(w http.ResponseWriter, r *http.Request) {
-	format, err := encode.ParseFormat(r.URL.Query().Get(query.ParamFormat))
+	format, err := wire.ParseFormat(r.URL.Query().Get(query.ParamFormat))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -232,8 +232,8 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) {
 	defer res.Rows.Close()
 	w.Header().Set("Content-Type", format.ContentType())
 	w.WriteHeader(http.StatusOK)
-	page := &encode.Page{Number: plan.Offset / plan.Limit, Size: plan.Limit}
-	if _, err := encode.Stream(w, format, res.Rows, page); err != nil {
+	page := &wire.Page{Number: plan.Offset / plan.Limit, Size: plan.Limit}
+	if _, err := wire.Stream(w, format, res.Rows, page); err != nil {
 		// The status is sent; abort the response so the client sees a
 		// truncated transfer rather than a complete-looking document.
 		s.log.Warn("read stream aborted", "err", err, "request_id", middleware.GetReqID(r.Context()))
@@ -262,7 +262,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request) {
 
 // writeWrite answers a write: rows_affected and, for inserts, the rows.
 func (s *Server) writeWrite(w http.ResponseWriter, status int, res *engine.Result) {
-	buf := encode.AppendWriteResult(make([]byte, 0, 256), res.RowsAffected, res.Columns, res.Returned)
+	buf := wire.AppendWriteResult(make([]byte, 0, 256), res.RowsAffected, res.Columns, res.Returned)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(buf, '\n'))

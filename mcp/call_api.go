@@ -5,9 +5,9 @@ import (
 	"context"
 	"strings"
 
-	"github.com/littlebitlabs/minimal/api/encode"
 	"github.com/littlebitlabs/minimal/custom"
 	"github.com/littlebitlabs/minimal/engine"
+	"github.com/littlebitlabs/minimal/wire"
 )
 
 // callAPIName is the tool that calls custom APIs; help on it lists the
@@ -50,11 +50,11 @@ func (s *Server) callAPI(ctx context.Context, c *call) (answer, error) {
 		return answer{}, err
 	}
 	if res.Write {
-		return answer{text: encode.AppendWriteResult(nil, res.RowsAffected, nil, nil), rows: res.RowsAffected}, nil
+		return answer{text: wire.AppendWriteResult(nil, res.RowsAffected, nil, nil), rows: res.RowsAffected}, nil
 	}
 	defer res.Rows.Close()
 	var buf bytes.Buffer
-	n, err := encode.Stream(&buf, encode.JSON, res.Rows, nil)
+	n, err := wire.Stream(&buf, wire.JSON, res.Rows, nil)
 	if err != nil {
 		return answer{}, err
 	}

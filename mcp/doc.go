@@ -27,5 +27,5 @@
 // with isError true and {"code","message"} as its text.
 //
 // mcp imports engine, sessions, auth, query, store, fault, dialects and
-// api/encode; never api.
+// wire; never api.
 package mcp

@@ -18,6 +18,7 @@ import (
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/observe"
+	"github.com/littlebitlabs/minimal/wire"
 )
 
 // Handler is the HTTP face: POST Path on the MCP listener. Before any
@@ -52,18 +53,6 @@ func (s *Server) httpFace(path string, stdio bool, who func(*http.Request) (*cal
 		writeHTTPError(w, http.StatusNotFound, "NOT_FOUND", "no route for "+r.URL.Path+": the MCP endpoint is POST "+path)
 	})
 	return observe.BodyDeadline(s.cfg.BodyTimeout)(mux)
-}
-
-// statusOf maps the kinds the credential layer and the body limits produce
-// to HTTP statuses, as REST maps them.
-var statusOf = map[fault.Kind]int{
-	fault.Unauthenticated: http.StatusUnauthorized,
-	fault.Forbidden:       http.StatusForbidden,
-	fault.TooLarge:        http.StatusRequestEntityTooLarge,
-	fault.RequestTimeout:  http.StatusRequestTimeout,
-	fault.Invalid:         http.StatusBadRequest,
-	fault.Unavailable:     http.StatusServiceUnavailable,
-	fault.Timeout:         http.StatusGatewayTimeout,
 }
 
 func (s *Server) front(next http.Handler, rd *roads, who func(*http.Request) (*caller, error)) http.Handler {
@@ -119,25 +108,19 @@ func (s *Server) credential(r *http.Request) (*auth.Principal, error) {
 	return s.admit(r.Context(), raw)
 }
 
+// refuseHTTP answers an error of the credential layer or the body limits
+// with the status and headers of its kind from wire's one table, as REST
+// answers it.
 func (s *Server) refuseHTTP(w http.ResponseWriter, r *http.Request, err error) {
-	fe := fault.As(err)
-	status, ok := statusOf[fe.Kind]
-	msg := fe.Message
-	if !ok {
-		status, msg = http.StatusInternalServerError, "internal error"
+	if fault.As(err).Kind == fault.Internal {
 		s.log.Error("mcp credential layer failed", "err", err, "remote", r.RemoteAddr)
 	}
-	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="minimal"`)
-	}
-	writeHTTPError(w, status, fe.WireCode(), msg)
+	wire.WriteError(w, err, "")
 }
 
 // writeHTTPError answers with the gateway's error envelope, as REST does.
 func writeHTTPError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+	wire.WriteEnvelope(w, status, code, msg, "")
 }
 
 // rebinding protects a server bound to a loopback address from DNS

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/littlebitlabs/minimal/api/encode"
 	"github.com/littlebitlabs/minimal/query"
+	"github.com/littlebitlabs/minimal/wire"
 )
 
 // plan builds the plan of a data tool the way REST does: the query object
@@ -56,7 +56,7 @@ func (s *Server) readRows(ctx context.Context, c *call) (answer, error) {
 	}
 	defer res.Rows.Close()
 	buf := getBuffer()
-	n, err := encode.Stream(buf, encode.JSON, res.Rows, &encode.Page{Number: plan.Offset / plan.Limit, Size: plan.Limit})
+	n, err := wire.Stream(buf, wire.JSON, res.Rows, &wire.Page{Number: plan.Offset / plan.Limit, Size: plan.Limit})
 	if err != nil {
 		putBuffer(buf)
 		return answer{}, err
@@ -105,5 +105,5 @@ func (s *Server) write(ctx context.Context, c *call, plan *query.Plan) (answer, 
 	if err != nil {
 		return answer{}, err
 	}
-	return answer{text: encode.AppendWriteResult(nil, res.RowsAffected, res.Columns, res.Returned), rows: res.RowsAffected}, nil
+	return answer{text: wire.AppendWriteResult(nil, res.RowsAffected, res.Columns, res.Returned), rows: res.RowsAffected}, nil
 }

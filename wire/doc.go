@@ -1,5 +1,21 @@
-// Package encode streams the read results of the REST Auto API in the
-// response formats the gateway offers: json, ndjson, csv, xml, yaml and bson.
+// Package wire is what every face of the gateway puts on the wire: the
+// response encoders (json, ndjson, csv, xml, yaml, bson) and the one table
+// from an error kind (package fault) to an HTTP status and its headers.
+// The REST face (api) and the MCP face (mcp) both use it and never import
+// each other, so a result is encoded, and an error answered, the same way
+// on both. wire imports fault and dialects (the Rows it streams) only.
+//
+// # Errors
+//
+// Status gives the HTTP status of a fault.Kind; SetErrorHeaders adds what
+// an error answer of that kind carries (Retry-After on 503, the Bearer
+// challenge on 401); WriteError writes the error envelope
+// {"error":{"code","message","request_id"}}.
+//
+// # Encoders
+//
+// Stream writes the read results in the response formats the gateway
+// offers: json, ndjson, csv, xml, yaml and bson.
 //
 // Stream is the hot path of every read, so the encoders avoid reflection:
 // each cell is switched on its concrete type (the set documented by
@@ -43,4 +59,4 @@
 //
 // Every text format produces valid UTF-8: a byte that is not valid UTF-8 is
 // replaced by U+FFFD, one replacement per byte, as encoding/json does.
-package encode
+package wire
