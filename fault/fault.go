@@ -3,6 +3,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Kind classifies an error by what the caller can do about it.
@@ -56,12 +57,37 @@ type Error struct {
 	Err     error
 }
 
-// Error renders the message followed by the cause, for logs.
+// Error renders the message followed by the cause, for logs, saying
+// nothing twice: a wrapper whose message ends with what the cause's text
+// begins with (the same message wrapped again, or a message that quotes
+// its cause's) writes that part once, so "database unavailable" wrapped in
+// "database unavailable" reads "database unavailable: …", not the
+// prefix twice.
 func (e *Error) Error() string {
-	if e.Err != nil {
-		return e.Message + ": " + e.Err.Error()
+	if e.Err == nil {
+		return e.Message
 	}
-	return e.Message
+	return join(e.Message, e.Err.Error())
+}
+
+// join writes msg, ": " and cause, with the longest ending of msg (from
+// the start or after a ": ") that cause begins with written once.
+func join(msg, cause string) string {
+	for i := 0; ; {
+		tail := msg[i:]
+		if cause == tail || strings.HasPrefix(cause, tail+": ") {
+			return msg[:i] + cause
+		}
+		j := strings.Index(tail, ": ")
+		if j < 0 {
+			break
+		}
+		i += j + 2
+	}
+	if msg == "" {
+		return cause
+	}
+	return msg + ": " + cause
 }
 
 // Unwrap exposes the cause.
