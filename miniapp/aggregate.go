@@ -225,9 +225,16 @@ func (s *Service) matchPattern(ctx context.Context, p *auth.Principal, pattern s
 	return out, nil
 }
 
-// aggregate reads the rows of every source through the pipeline (row
-// scopes and column limits apply) and aggregates them. The first source's
-// schema validates the filter and the aggregator's fields.
+// aggregate runs the aggregator in the database: one aggregate read per
+// source through the engine (its gates, row scope, column limits and
+// audit), which the mi source has SQLite compute, so no row is held here.
+// The first source's schema validates the filter and the aggregator's
+// fields; a field another source lacks reads as null there, as
+// json_extract reads it. The answers of several sources are combined as
+// SQLite combines them over their UNION ALL: counts and sums added (a sum
+// stays an integer until a real or an overflow), a mean from the sums and
+// the counts of values, least and greatest in SQLite's order (null,
+// numbers, text).
 func (s *Service) aggregate(ctx context.Context, p *auth.Principal, names []string, filter json.RawMessage, agg *aggregator) (any, error) {
 	if len(names) == 0 {
 		return nil, aggregatorErr("sources must contain at least one table")
@@ -254,35 +261,217 @@ func (s *Service) aggregate(ctx context.Context, p *auth.Principal, names []stri
 			return nil, err
 		}
 	}
-	fields, err := agg.check(targets[0], false)
-	if err != nil {
+	if _, err := agg.check(targets[0], false); err != nil {
 		return nil, err
 	}
-	var rows []map[string]any
-	for _, t := range targets {
-		plan := t.plan(p, query.Read)
-		plan.Columns = []string{"id"}
-		seen := map[string]bool{}
-		for _, f := range fields {
-			if _, ok := t.field(f); ok && !seen[f] {
-				seen[f] = true
-				plan.Columns = append(plan.Columns, f)
-			}
-		}
-		if hasFilter {
-			if plan.Where, err = t.toExpr(filter); err != nil {
+	scalarAgg := agg
+	if agg.Kind == "group_by" {
+		scalarAgg = agg.Inner
+		if len(agg.Having) > 0 && string(agg.Having) != "null" {
+			fields, err := filterFields(agg.Having)
+			if err != nil {
 				return nil, err
 			}
+			for _, f := range fields {
+				if f != agg.ByField {
+					return nil, aggregatorErr(fmt.Sprintf("having may test only the group key '%s', not '%s'", agg.ByField, f))
+				}
+			}
 		}
-		recs, err := s.read(ctx, p, plan)
+	}
+	var total partial
+	groups := map[string]*partial{}
+	var keys []string
+	for _, t := range targets {
+		plan, ok, err := aggregatePlan(p, t, filter, agg, scalarAgg)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range recs {
-			rows = append(rows, r.Data)
+		if !ok {
+			continue // no row of this source can pass the having filter
+		}
+		err = s.eachGroup(ctx, p, plan, func(part partial) {
+			if agg.Kind != "group_by" {
+				total.merge(part, scalarAgg)
+				return
+			}
+			id := keyID(part.key)
+			g, seen := groups[id]
+			if !seen {
+				g = &partial{key: part.key}
+				groups[id] = g
+				keys = append(keys, id)
+			}
+			g.merge(part, scalarAgg)
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
-	return runAggregate(agg, rows), nil
+	switch agg.Kind {
+	case "count":
+		return aggResult{"count", total.n}, nil
+	case "group_by":
+		out := make([]group, 0, len(keys))
+		for _, id := range keys {
+			g := groups[id]
+			gr := group{Key: jsonValue(g.key), Count: g.n}
+			if scalarAgg != nil {
+				v := g.value(scalarAgg)
+				gr.Value = &v
+			}
+			out = append(out, gr)
+		}
+		sort.SliceStable(out, func(i, j int) bool { return sqlLess(groups[keys[i]].key, groups[keys[j]].key) })
+		return aggResult{"groups", out}, nil
+	}
+	return aggResult{"value", total.value(agg)}, nil
+}
+
+// Result column names of the aggregate reads; aliasFor keeps them apart
+// from the table's own fields.
+const (
+	aliasRows   = "rows"
+	aliasValue  = "value"
+	aliasValues = "values"
+)
+
+// aliasFor is base, or base behind as many underscores as it takes to
+// name no column of the table.
+func aliasFor(t *target, base string) string {
+	for {
+		if _, clash := t.info.Field(base); !clash && base != "id" && base != "created_at" && base != "updated_at" {
+			return base
+		}
+		base = "_" + base
+	}
+}
+
+// aggregatePlan is the aggregate read of one source: rows counted (by
+// group with group_by), and what the scalar aggregator sc needs of its
+// field when the source has it — sum, min or max, or for avg the sum and
+// the count of values. ok is false when no group of this source can pass
+// the having filter (its rows lack the group key, which is then null).
+func aggregatePlan(p *auth.Principal, t *target, filter json.RawMessage, agg, sc *aggregator) (*query.Plan, bool, error) {
+	plan := t.plan(p, query.Read)
+	if len(filter) > 0 && string(filter) != "null" {
+		w, err := t.toExpr(filter)
+		if err != nil {
+			return nil, false, err
+		}
+		plan.Where = w
+	}
+	plan.Aggregates = []query.Aggregate{{Func: query.AggCount, Alias: aliasFor(t, aliasRows)}}
+	if agg.Kind == "group_by" {
+		_, has := t.field(agg.ByField)
+		having := len(agg.Having) > 0 && string(agg.Having) != "null"
+		switch {
+		case has:
+			plan.GroupBy = []string{agg.ByField}
+			if having {
+				h, err := t.toExpr(agg.Having)
+				if err != nil {
+					return nil, false, err
+				}
+				plan.Having = h
+			}
+		case having:
+			return nil, false, nil
+		}
+	}
+	if sc == nil || sc.Kind == "count" {
+		return plan, true, nil
+	}
+	if _, has := t.field(sc.Field); !has {
+		return plan, true, nil
+	}
+	fn := query.AggFunc(sc.Kind)
+	if sc.Kind == "avg" {
+		fn = query.AggSum
+	}
+	plan.Aggregates = append(plan.Aggregates, query.Aggregate{Func: fn, Column: sc.Field, Alias: aliasFor(t, aliasValue)})
+	if sc.Kind == "avg" {
+		plan.Aggregates = append(plan.Aggregates, query.Aggregate{Func: query.AggCount, Column: sc.Field, Alias: aliasFor(t, aliasValues)})
+	}
+	return plan, true, nil
+}
+
+// eachGroup runs an aggregate plan built by aggregatePlan and hands each
+// result row to fn as a partial.
+func (s *Service) eachGroup(ctx context.Context, p *auth.Principal, plan *query.Plan, fn func(partial)) error {
+	res, err := s.eng.Execute(ctx, p, plan)
+	if err != nil {
+		return err
+	}
+	defer res.Rows.Close()
+	grouped := len(plan.GroupBy)
+	for res.Rows.Next() {
+		vals, err := res.Rows.Values()
+		if err != nil {
+			return err
+		}
+		var part partial
+		if grouped > 0 {
+			part.key = vals[0]
+		}
+		part.n, _ = vals[grouped].(int64)
+		if len(vals) > grouped+1 {
+			part.v = vals[grouped+1]
+		}
+		if len(vals) > grouped+2 {
+			part.c, _ = vals[grouped+2].(int64)
+		}
+		fn(part)
+	}
+	return res.Rows.Err()
+}
+
+// partial is what one source answered for one group (or for all its
+// rows): the rows counted, the sum, least or greatest value so far, and
+// for avg the count of values. Values are SQLite's: int64, float64,
+// string or nil.
+type partial struct {
+	key any
+	n   int64
+	v   any
+	c   int64
+}
+
+// merge adds another source's answer for the same group.
+func (g *partial) merge(o partial, sc *aggregator) {
+	g.n += o.n
+	g.c += o.c
+	if o.v == nil || sc == nil {
+		return
+	}
+	switch {
+	case g.v == nil:
+		g.v = o.v
+	case sc.Kind == "min":
+		if sqlLess(o.v, g.v) {
+			g.v = o.v
+		}
+	case sc.Kind == "max":
+		if sqlLess(g.v, o.v) {
+			g.v = o.v
+		}
+	default:
+		g.v = addNumbers(g.v, o.v)
+	}
+}
+
+// value is the scalar aggregator's answer for the group.
+func (g *partial) value(sc *aggregator) any {
+	switch sc.Kind {
+	case "count":
+		return g.n
+	case "avg":
+		if g.c == 0 || g.v == nil {
+			return nil
+		}
+		return floatNumber(toFloat(g.v) / float64(g.c))
+	}
+	return jsonValue(g.v)
 }
 
 type aggResult struct {
@@ -296,65 +485,51 @@ type group struct {
 	Value *any  `json:"value,omitempty"`
 }
 
-func runAggregate(a *aggregator, rows []map[string]any) aggResult {
-	switch a.Kind {
-	case "count":
-		return aggResult{"count", int64(len(rows))}
-	case "group_by":
-		idx := map[string]int{}
-		var keys []any
-		var members [][]map[string]any
-		for _, r := range rows {
-			k := sqlValue(r[a.ByField])
-			id := fmt.Sprintf("%T:%v", k, k)
-			if n, ok := k.(json.Number); ok {
-				if f, err := n.Float64(); err == nil {
-					id = "n:" + strconv.FormatFloat(f, 'g', -1, 64)
-				}
-			}
-			i, ok := idx[id]
-			if !ok {
-				i = len(keys)
-				idx[id] = i
-				keys = append(keys, k)
-				members = append(members, nil)
-			}
-			members[i] = append(members[i], r)
+// addNumbers adds two sums as SQLite does: integers stay integers until
+// a real or an overflow.
+func addNumbers(a, b any) any {
+	x, xi := a.(int64)
+	y, yi := b.(int64)
+	if xi && yi {
+		if s := x + y; (s > x) == (y > 0) {
+			return s
 		}
-		out := []group{}
-		for i, k := range keys {
-			if len(a.Having) > 0 && string(a.Having) != "null" && !matches(a.Having, members[i][0]) {
-				continue
-			}
-			g := group{Key: k, Count: int64(len(members[i]))}
-			if a.Inner != nil {
-				v := runAggregate(a.Inner, members[i]).Value
-				g.Value = &v
-			}
-			out = append(out, g)
-		}
-		sort.SliceStable(out, func(i, j int) bool { return sqlLess(out[i].Key, out[j].Key) })
-		return aggResult{"groups", out}
 	}
-	return aggResult{"value", scalar(a.Kind, a.Field, rows)}
+	return toFloat(a) + toFloat(b)
 }
 
-// sqlValue is a data value as SQLite's json_extract sees it: booleans are
-// 1 and 0, arrays and objects their JSON text.
-func sqlValue(v any) any {
+func toFloat(v any) float64 {
 	switch x := v.(type) {
-	case bool:
-		if x {
-			return json.Number("1")
-		}
-		return json.Number("0")
-	case []any, map[string]any, json.RawMessage:
-		b, _ := json.Marshal(x)
-		return string(b)
+	case int64:
+		return float64(x)
 	case float64:
-		return json.Number(strconv.FormatFloat(x, 'g', -1, 64))
+		return x
+	}
+	return 0
+}
+
+// keyID identifies a group key across sources: numbers by value (5 and
+// 5.0 are one group, as in SQLite), text by its bytes.
+func keyID(k any) string {
+	switch x := k.(type) {
+	case nil:
+		return "null"
+	case int64, float64:
+		return "n:" + strconv.FormatFloat(toFloat(x), 'g', -1, 64)
+	case string:
+		return "s:" + x
+	}
+	return fmt.Sprintf("%T:%v", k, k)
+}
+
+// jsonValue writes a SQLite value as mini-app-mcp writes it: integers as
+// integers, reals always with a fraction or exponent.
+func jsonValue(v any) any {
+	switch x := v.(type) {
 	case int64:
 		return json.Number(strconv.FormatInt(x, 10))
+	case float64:
+		return floatNumber(x)
 	}
 	return v
 }
@@ -365,7 +540,7 @@ func sqlLess(a, b any) bool {
 		switch v.(type) {
 		case nil:
 			return 0
-		case json.Number:
+		case int64, float64:
 			return 1
 		}
 		return 2
@@ -375,74 +550,18 @@ func sqlLess(a, b any) bool {
 		return ra < rb
 	}
 	switch x := a.(type) {
-	case json.Number:
-		fa, _ := x.Float64()
-		fb, _ := b.(json.Number).Float64()
-		return fa < fb
+	case int64:
+		if y, ok := b.(int64); ok {
+			return x < y
+		}
+		return toFloat(x) < toFloat(b)
+	case float64:
+		return x < toFloat(b)
 	case string:
-		return x < b.(string)
+		y, _ := b.(string)
+		return x < y
 	}
 	return false
-}
-
-// scalar computes sum, avg, min or max of a field over rows; null when no
-// row has a value. Sums of integers stay integers; avg is always a float.
-func scalar(kind, field string, rows []map[string]any) any {
-	var vals []any
-	for _, r := range rows {
-		if v := sqlValue(r[field]); v != nil {
-			vals = append(vals, v)
-		}
-	}
-	if kind == "count" {
-		return int64(len(rows))
-	}
-	if len(vals) == 0 {
-		return nil
-	}
-	switch kind {
-	case "min", "max":
-		best := vals[0]
-		for _, v := range vals[1:] {
-			if (kind == "min" && sqlLess(v, best)) || (kind == "max" && sqlLess(best, v)) {
-				best = v
-			}
-		}
-		return best
-	}
-	var isum int64
-	var fsum float64
-	ints, overflow, n := true, false, 0
-	for _, v := range vals {
-		num, ok := v.(json.Number)
-		if !ok {
-			continue // text is not summed
-		}
-		n++
-		f, _ := num.Float64()
-		fsum += f
-		if i, err := num.Int64(); err == nil && ints {
-			if (i > 0 && isum > math.MaxInt64-i) || (i < 0 && isum < math.MinInt64-i) {
-				overflow = true
-			}
-			isum += i
-		} else {
-			ints = false
-		}
-	}
-	if n == 0 {
-		if kind == "avg" {
-			return nil
-		}
-		return json.Number("0")
-	}
-	if kind == "avg" {
-		return floatNumber(fsum / float64(n))
-	}
-	if ints && !overflow {
-		return json.Number(strconv.FormatInt(isum, 10))
-	}
-	return floatNumber(fsum)
 }
 
 // floatNumber writes a float as serde_json does: always with a fraction
@@ -456,92 +575,4 @@ func floatNumber(f float64) any {
 		s += ".0"
 	}
 	return json.Number(s)
-}
-
-// matches evaluates a validated ListFilter on one row's data, with the
-// SQL semantics of the tables: equality on json_extract values, LIKE ASCII
-// case-insensitive.
-func matches(raw json.RawMessage, data map[string]any) bool {
-	var f listFilter
-	d := json.NewDecoder(bytesReader(raw))
-	d.UseNumber()
-	if d.Decode(&f) != nil {
-		return false
-	}
-	eq := func(a, b any) bool {
-		a, b = sqlValue(a), sqlValue(b)
-		if a == nil || b == nil {
-			return false
-		}
-		return !sqlLess(a, b) && !sqlLess(b, a) && fmt.Sprintf("%T", a) == fmt.Sprintf("%T", b)
-	}
-	switch f.Type {
-	case "eq":
-		return eq(data[f.Field], f.Value)
-	case "in":
-		for _, v := range f.Values {
-			if eq(data[f.Field], v) {
-				return true
-			}
-		}
-		return false
-	case "like":
-		s, ok := data[f.Field].(string)
-		return ok && f.Pattern != nil && likeMatch(strings.ToLower(*f.Pattern), strings.ToLower(s))
-	case "and":
-		for _, sub := range f.Filters {
-			if !matches(sub, data) {
-				return false
-			}
-		}
-		return true
-	case "or":
-		for _, sub := range f.Filters {
-			if matches(sub, data) {
-				return true
-			}
-		}
-		return false
-	case "array_contains", "array_not_contains":
-		arr, _ := data[f.Field].([]any)
-		found := false
-		for _, v := range arr {
-			if eq(v, f.Value) {
-				found = true
-			}
-		}
-		return found == (f.Type == "array_contains")
-	}
-	return false
-}
-
-// likeMatch is SQL LIKE without escapes: % any run, _ one character.
-func likeMatch(pat, s string) bool {
-	p, r := []rune(pat), []rune(s)
-	var m func(i, j int) bool
-	m = func(i, j int) bool {
-		for i < len(p) {
-			switch p[i] {
-			case '%':
-				for k := j; k <= len(r); k++ {
-					if m(i+1, k) {
-						return true
-					}
-				}
-				return false
-			case '_':
-				if j >= len(r) {
-					return false
-				}
-			default:
-				if j >= len(r) || r[j] != p[i] {
-					return false
-				}
-			}
-			i++
-			j++
-		}
-		return j == len(r)
-	}
-	return m(0, 0)
 }
