@@ -17,7 +17,7 @@ func init() { dialects.RegisterDSNChecker("ch", CheckDSN) }
 func CheckDSN(dsn string) ([]string, error) {
 	opts, err := clickhouse.ParseDSN(dsn)
 	if err != nil {
-		return nil, fault.Wrap(fault.Invalid, err, "invalid ClickHouse connection string")
+		return nil, fault.Wrap(fault.Invalid, err, "invalid ClickHouse connection string (%s)", dsnForms)
 	}
 	hosts := make([]string, 0, len(opts.Addr))
 	for _, a := range opts.Addr {
@@ -25,3 +25,7 @@ func CheckDSN(dsn string) ([]string, error) {
 	}
 	return hosts, nil
 }
+
+// dsnForms names the connection strings this type takes, for the message
+// of one it cannot read.
+const dsnForms = "expected clickhouse://user:pass@host:9000/db?dial_timeout=5s"

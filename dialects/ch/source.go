@@ -72,7 +72,7 @@ func Open(ctx context.Context, cfg dialects.Config) (dialects.Source, error) {
 	if err != nil {
 		// The driver redacts the password in its error; the message shown
 		// to callers names nothing of the DSN.
-		return nil, fault.Wrap(fault.Invalid, err, "invalid ClickHouse connection string")
+		return nil, fault.Wrap(fault.Invalid, err, "invalid ClickHouse connection string (%s)", dsnForms)
 	}
 	if opts.Protocol != clickhouse.Native {
 		return nil, fault.New(fault.Invalid, "ClickHouse is reached over its native protocol only: clickhouse://host:9000/database")

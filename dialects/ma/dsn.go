@@ -1,6 +1,8 @@
 package ma
 
 import (
+	"net"
+	"net/url"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -20,6 +22,10 @@ func init() { dialects.RegisterDSNChecker("ma", CheckDSN) }
 // registered TLS configuration, and any network but TCP (a Unix socket is
 // a file of the gateway's host). The host is the TCP address's.
 func CheckDSN(dsn string) ([]string, error) {
+	dsn, err := driverDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
 	// The driver's parser refuses a key or TLS name nobody registered
 	// with an error that does not say which: name the option first.
 	for pair := range strings.FieldsFuncSeq(dsn, func(r rune) bool { return r == '?' || r == '&' }) {
@@ -32,9 +38,9 @@ func CheckDSN(dsn string) ([]string, error) {
 			}
 		}
 	}
-	mc, err := mysql.ParseDSN(dsn)
+	mc, err := parseDSN(dsn)
 	if err != nil {
-		return nil, fault.Wrap(fault.Invalid, err, "invalid MySQL connection string")
+		return nil, err
 	}
 	switch {
 	case mc.AllowAllFiles:
@@ -60,4 +66,61 @@ func standardTLS(v string) bool {
 		return true
 	}
 	return false
+}
+
+// dsnForms names the connection strings this type takes, for the message
+// of one it cannot read.
+const dsnForms = "expected user:pass@tcp(host:3306)/db?param=value or mysql://user:pass@host:3306/db?param=value"
+
+// parseDSN reads a connection string in either form (see driverDSN) with
+// the driver's parser. One it cannot read is fault.Invalid naming the
+// forms it takes, and nothing of the string.
+func parseDSN(dsn string) (*mysql.Config, error) {
+	d, err := driverDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	mc, err := mysql.ParseDSN(d)
+	if err != nil {
+		return nil, fault.Wrap(fault.Invalid, err, "invalid MySQL connection string (%s)", dsnForms)
+	}
+	return mc, nil
+}
+
+// driverDSN turns a URL-style connection string, mysql:// or mariadb://
+// (user:pass@host:port/db?param=value, port 3306 by default, user and
+// password URL-escaped), into the driver's form; any other string is
+// returned as it is. Checks and Open read the converted form.
+func driverDSN(dsn string) (string, error) {
+	scheme, _, ok := strings.Cut(dsn, "://")
+	if !ok || !(strings.EqualFold(scheme, "mysql") || strings.EqualFold(scheme, "mariadb")) {
+		return dsn, nil
+	}
+	u, err := url.Parse(dsn)
+	if err != nil || u.Host == "" || u.Opaque != "" || u.Fragment != "" {
+		return "", fault.New(fault.Invalid, "invalid MySQL connection string URL (%s)", dsnForms)
+	}
+	mc := mysql.NewConfig()
+	mc.Net = "tcp"
+	mc.Addr = u.Host
+	if u.Port() == "" {
+		mc.Addr = net.JoinHostPort(u.Hostname(), "3306")
+	}
+	if u.User != nil {
+		mc.User = u.User.Username()
+		mc.Passwd, _ = u.User.Password()
+	}
+	mc.DBName = strings.TrimPrefix(u.Path, "/")
+	if strings.Contains(mc.DBName, "/") {
+		return "", fault.New(fault.Invalid, "invalid MySQL connection string URL: the path is one database name (%s)", dsnForms)
+	}
+	out := mc.FormatDSN()
+	if u.RawQuery != "" {
+		sep := "?"
+		if strings.Contains(out, "?") {
+			sep = "&"
+		}
+		out += sep + u.RawQuery
+	}
+	return out, nil
 }

@@ -80,13 +80,13 @@ type tableMeta struct {
 // Open creates the pool for cfg. It does not connect: the first statement
 // (or Ping) does, so a database that is down at start-up is reported as
 // Unavailable when used, not as a failed registration. The DSN is the
-// driver's: user:pass@tcp(host:3306)/db?param=value. The schema is a
+// driver's, user:pass@tcp(host:3306)/db?param=value, or a mysql:// URL
+// (see driverDSN). The schema is a
 // database name; empty means the DSN's database.
 func Open(_ context.Context, cfg dialects.Config) (dialects.Source, error) {
-	mc, err := mysql.ParseDSN(cfg.DSN)
+	mc, err := parseDSN(cfg.DSN) // the message shown to callers names nothing of the DSN
 	if err != nil {
-		// The message shown to callers names nothing of the DSN.
-		return nil, fault.Wrap(fault.Invalid, err, "invalid MySQL connection string")
+		return nil, err
 	}
 	schema := cfg.Schema
 	if schema == "" {

@@ -35,7 +35,7 @@ func CheckDSN(dsn string) ([]string, error) {
 	}
 	mc, err := msdsn.Parse(dsn)
 	if err != nil {
-		return nil, fault.Wrap(fault.Invalid, err, "invalid SQL Server connection string")
+		return nil, fault.Wrap(fault.Invalid, err, "invalid SQL Server connection string (%s)", dsnForms)
 	}
 	for k := range mc.Parameters {
 		if slices.Contains(fileKeys, k) {
@@ -76,3 +76,7 @@ func rawKeys(dsn string) []string {
 	}
 	return keys
 }
+
+// dsnForms names the connection strings this type takes, for the message
+// of one it cannot read.
+const dsnForms = "expected sqlserver://user:pass@host:1433?database=db or server=host;user id=user;password=pass;database=db"

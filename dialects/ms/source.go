@@ -48,7 +48,7 @@ func Open(ctx context.Context, cfg dialects.Config) (dialects.Source, error) {
 	if err != nil {
 		// msdsn keeps credentials out of its messages; the message shown
 		// to callers names nothing of the DSN.
-		return nil, fault.Wrap(fault.Invalid, err, "invalid SQL Server connection string")
+		return nil, fault.Wrap(fault.Invalid, err, "invalid SQL Server connection string (%s)", dsnForms)
 	}
 	if _, ok := mc.Parameters[msdsn.AppName]; !ok {
 		mc.AppName = appName

@@ -40,7 +40,7 @@ func CheckDSN(dsn string) ([]string, error) {
 	}
 	pc, err := pgconn.ParseConfigWithOptions(dsn, pgconn.ParseConfigOptions{ConnStringAllowedKeys: append(keys, baseKeys...)})
 	if err != nil {
-		return nil, fault.Wrap(fault.Invalid, err, "invalid PostgreSQL connection string")
+		return nil, fault.Wrap(fault.Invalid, err, "invalid PostgreSQL connection string (%s)", dsnForms)
 	}
 	hosts := []string{pc.Host}
 	for _, fb := range pc.Fallbacks {
@@ -115,3 +115,7 @@ func keywordKeys(s string) []string {
 	}
 	return keys
 }
+
+// dsnForms names the connection strings this type takes, for the message
+// of one it cannot read.
+const dsnForms = "expected postgres://user:pass@host:5432/db?sslmode=require or host=host port=5432 user=user dbname=db"

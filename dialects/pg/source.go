@@ -47,7 +47,7 @@ func Open(ctx context.Context, cfg dialects.Config) (dialects.Source, error) {
 	if err != nil {
 		// pgconn redacts the password in its message; the message shown
 		// to callers names nothing of the DSN.
-		return nil, fault.Wrap(fault.Invalid, err, "invalid PostgreSQL connection string")
+		return nil, fault.Wrap(fault.Invalid, err, "invalid PostgreSQL connection string (%s)", dsnForms)
 	}
 	pc.MaxConns = int32(cfg.PoolSize())
 	rp := pc.ConnConfig.RuntimeParams
