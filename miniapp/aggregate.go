@@ -312,6 +312,7 @@ func (s *Service) aggregate(ctx context.Context, p *auth.Principal, names []stri
 	case "count":
 		return aggResult{"count", total.n}, nil
 	case "group_by":
+		sort.SliceStable(keys, func(i, j int) bool { return sqlLess(groups[keys[i]].key, groups[keys[j]].key) })
 		out := make([]group, 0, len(keys))
 		for _, id := range keys {
 			g := groups[id]
@@ -322,7 +323,6 @@ func (s *Service) aggregate(ctx context.Context, p *auth.Principal, names []stri
 			}
 			out = append(out, gr)
 		}
-		sort.SliceStable(out, func(i, j int) bool { return sqlLess(groups[keys[i]].key, groups[keys[j]].key) })
 		return aggResult{"groups", out}, nil
 	}
 	return aggResult{"value", total.value(agg)}, nil
