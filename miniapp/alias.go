@@ -14,6 +14,8 @@ import (
 	"github.com/flosch/pongo2/v6"
 
 	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
 )
@@ -217,7 +219,7 @@ func (s *Service) aliasCreate(ctx context.Context, p *auth.Principal, args json.
 	if err != nil {
 		return "", err
 	}
-	row := aliasRow{Name: a.Name, Sources: compactJSON(sources)}
+	row := aliasRow{Alias: dialects.Alias{Name: a.Name, Sources: compactJSON(sources)}}
 	if agg != nil {
 		row.Aggregator = sql.NullString{String: compactJSON(a.Aggregator), Valid: true}
 	}
@@ -248,7 +250,11 @@ func (s *Service) aliasCreate(ctx context.Context, p *auth.Principal, args json.
 	if present(a.OrderBy) {
 		row.OrderBy = sql.NullString{String: compactJSON(a.OrderBy), Valid: true}
 	}
-	ok, err := insertAlias(ctx, sc, row)
+	var on engine.TableRef
+	if first != nil {
+		on = first.ref()
+	}
+	ok, err := s.insertAlias(ctx, p, sc, on, row)
 	if err != nil {
 		return "", err
 	}
@@ -334,7 +340,7 @@ func (s *Service) aliasList(ctx context.Context, p *auth.Principal, args json.Ra
 	if err != nil {
 		return "", err
 	}
-	rows, err := listAliases(ctx, scopes)
+	rows, err := s.listAliases(ctx, p, scopes)
 	if err != nil {
 		return "", err
 	}
@@ -407,7 +413,7 @@ func (s *Service) aliasRun(ctx context.Context, p *auth.Principal, args json.Raw
 	if err != nil {
 		return "", err
 	}
-	r, err := getAlias(ctx, scopes, a.Name)
+	r, err := s.getAlias(ctx, p, scopes, a.Name)
 	if err != nil {
 		return "", err
 	}
@@ -567,26 +573,20 @@ func (s *Service) aliasDelete(ctx context.Context, p *auth.Principal, args json.
 	if err != nil {
 		return "", err
 	}
-	r, err := getAlias(ctx, scopes, a.Name)
+	r, err := s.getAlias(ctx, p, scopes, a.Name)
 	if err != nil {
 		return "", err
 	}
 	_, names, _, _ := parseSources(json.RawMessage(r.Sources))
-	checked := false
+	// Removing an alias is a write on the table it reads first (when it
+	// is still there), else on some table: the engine's gates decide.
+	var on engine.TableRef
 	if len(names) > 0 {
 		if t, err := s.resolve(ctx, p, names[0], ""); err == nil {
-			if err := s.allowed(ctx, p, t, query.Update); err != nil {
-				return "", err
-			}
-			checked = true
+			on = t.ref()
 		}
 	}
-	if !checked {
-		if err := s.allowedAnywhere(p, query.Update); err != nil {
-			return "", err
-		}
-	}
-	ok, err := deleteAlias(ctx, r.scope, a.Name)
+	ok, err := s.deleteAlias(ctx, p, r.scope, on, a.Name)
 	if err != nil {
 		return "", err
 	}

@@ -3,23 +3,17 @@ package miniapp
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
-	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/dialects/mi"
+	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
-	"github.com/littlebitlabs/minimal/store"
 )
 
 // batchOp is one op of schema_batch, tagged by op.
@@ -130,20 +124,20 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 		d = scopeDir{scope: st.scope, schema: t.schema, root: st.root}
 	}
 	existed := t != nil
-	yamlPath, dbPath := d.schemaPath(table), d.dbPath(table)
+	yamlPath := d.schemaPath(table)
 
 	// Rights, before anything runs: the batch is one operation on the
 	// table object, through the engine's gates, audited like a write.
-	done, err := s.authorizeBatch(ctx, p, "mi/"+d.schema+"/"+table, ops)
-	if err != nil {
-		return "", err
+	ref := d.tableRef(table)
+	kinds := make([]dialects.BatchOpKind, len(ops))
+	for i, op := range ops {
+		kinds[i] = batchKinds[op.Op]
 	}
-	var touched int64
-	defer func() {
-		if done != nil {
-			done(touched, err)
-		}
-	}()
+	run, err := s.eng.StartBatch(ctx, p, ref, kinds)
+	if err != nil {
+		return "", batchRefusal(ref, kinds, err)
+	}
+	defer func() { run.Abandon(err) }()
 
 	// Check every op against the state the ops before it leave.
 	exists := existed
@@ -152,13 +146,9 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 		cur = t.info.Fields
 	}
 	rows := func() int64 {
-		if !fileExists(dbPath) {
-			return 0
-		}
-		n, _ := rowCount(ctx, dbPath)
+		n, _ := run.CountRows()
 		return n
 	}
-	hasSQL, creates := false, false
 	for i, op := range ops {
 		switch op.Op {
 		case "query":
@@ -173,7 +163,6 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 					op.args = append(op.args, string(bytes.TrimSpace(raw)))
 				}
 			}
-			hasSQL = true
 			op.shown = map[string]any{"op": "query", "sql": op.SQL, "rows_affected": nil, "note": "dry_run: SQL not executed"}
 		case "schema_create":
 			if exists {
@@ -183,7 +172,7 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 				return "", err
 			}
 			op.shown = map[string]any{"op": op.Op, "table": table, "would_create": yamlPath, "already_exists": fileExists(yamlPath), "fields_count": len(op.Fields)}
-			exists, creates, cur = true, true, fieldInfos(op.Fields)
+			exists, cur = true, fieldInfos(op.Fields)
 		case "schema_update":
 			if !exists {
 				return "", tableNotFound(table)
@@ -211,13 +200,12 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 			for k, m := range op.match {
 				keys[k] = m[0]
 			}
-			hasSQL = true
 			op.shown = map[string]any{"op": "replace", "table": table, "match_keys": keys, "items_count": len(op.items),
 				"would_delete_estimate": nil, "would_insert": len(op.items), "note": "dry_run: matching rows are not counted; items were validated"}
 		}
 	}
 	if a.DryRun {
-		done = nil // nothing runs: nothing to audit
+		// Nothing runs: nothing to audit.
 		affects := make([]any, len(ops))
 		for i, op := range ops {
 			affects[i] = op.shown
@@ -226,155 +214,64 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 			"yaml_writes": []string{}, "backups_written": []string{}, "registry_rebuilt": false})
 	}
 
-	// Backups first, one pair per update or delete op of the table as it
-	// was.
-	backups := []string{}
-	for _, op := range ops {
-		if existed && (op.Op == "schema_update" || op.Op == "schema_delete") {
-			dir, err := s.backup(ctx, d, table)
-			if err != nil {
-				return "", err
-			}
-			backups = append(backups, dir)
-		}
-	}
-	// A table created by the batch gets its file before any SQL runs.
-	madeDB, madeDir := false, false
-	if creates && !fileExists(dbPath) {
-		madeDir = !fileExists(filepath.Dir(dbPath))
-		if err := ensureTableDB(d.root, table); err != nil {
-			return "", err
-		}
-		madeDB = true
-	}
-	var tmpYAML string
-	undo := func() {
-		if tmpYAML != "" {
-			os.Remove(tmpYAML)
-		}
-		if madeDB {
-			for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
-				os.Remove(dbPath + suffix)
-			}
-		}
-		if madeDir {
-			os.Remove(filepath.Dir(dbPath)) // only if empty
-		}
-	}
-	// The yaml the batch leaves, written next to the file before commit
-	// and renamed into place after it.
-	var final []byte
+	// The mi source runs the batch: backups, the new table's file, the
+	// SQL in one transaction, the schema.yaml after the commit.
+	dops := make([]dialects.BatchOp, len(ops))
 	writes := []string{}
-	for _, op := range ops {
+	var affects map[string]any
+	for i, op := range ops {
+		dops[i] = dialects.BatchOp{Kind: kinds[i], SQL: op.SQL, Args: op.args, Match: op.match, Items: op.items, Def: op.yaml}
 		switch op.Op {
 		case "schema_create", "schema_update":
-			final = op.yaml
 			writes = append(writes, yamlPath)
-		case "schema_delete":
-			final = nil
+		case "replace":
+			affects = map[string]any{}
 		}
 	}
-	if exists && final != nil {
-		f, err := os.CreateTemp(filepath.Dir(yamlPath), ".schema.yaml.tmp-*")
-		if err == nil {
-			_, err = f.Write(final)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				os.Remove(f.Name())
-			}
-		}
-		if err != nil {
-			undo()
-			return "", ioErr(err)
-		}
-		tmpYAML = f.Name()
-		defer os.Remove(tmpYAML)
+	res, err := run.Run(dops, s.fileOptions())
+	if err != nil {
+		return "", fileErr(err)
 	}
-	var affects map[string]any
-	if hasSQL {
-		deleted, inserted, changed, err := runBatchSQL(ctx, dbPath, ops)
-		if err != nil {
-			undo()
-			return "", err
-		}
-		touched = deleted + inserted + changed
-		for _, op := range ops {
-			if op.Op == "replace" {
-				affects = map[string]any{"deleted": deleted, "inserted": inserted}
-			}
-		}
+	if affects != nil {
+		affects = map[string]any{"deleted": res.Deleted, "inserted": res.Inserted}
 	}
-	if len(writes) > 0 || existed != exists {
-		if tmpYAML != "" {
-			if err := os.Chmod(tmpYAML, s.filePerm()); err != nil {
-				return "", ioErr(err)
-			}
-			if err := os.Rename(tmpYAML, yamlPath); err != nil {
-				return "", ioErr(err)
-			}
-		} else if existed && !exists {
-			if err := os.Remove(yamlPath); err != nil {
-				return "", ioErr(err)
-			}
-		}
-	}
-	s.eng.Refresh(p, "mi", d.schema)
-	out := map[string]any{"committed": true, "ops_executed": len(ops), "yaml_writes": writes, "backups_written": backups, "registry_rebuilt": true}
+	out := map[string]any{"committed": true, "ops_executed": len(ops), "yaml_writes": writes, "backups_written": res.Backups, "registry_rebuilt": true}
 	if affects != nil {
 		out["affects"] = affects
 	}
 	return compact(out)
 }
 
-// batchRights are the rights each op of schema_batch exercises: query runs
-// any SQL on the table's file (all four CRUD rights); replace deletes the
-// matching rows, counts them and inserts its items; the schema ops change
-// the definition and act on rows as their schema_* tools do.
-var batchRights = map[string][]string{
-	"query":         {store.ActionSchema, store.ActionCreate, store.ActionRead, store.ActionUpdate, store.ActionDelete},
-	"replace":       {store.ActionSchema, store.ActionCreate, store.ActionRead, store.ActionDelete},
-	"schema_create": {store.ActionSchema, store.ActionCreate},
-	"schema_update": {store.ActionSchema, store.ActionUpdate},
-	"schema_delete": {store.ActionSchema, store.ActionDelete},
+// batchKinds are the ops of schema_batch as the mi source runs them.
+var batchKinds = map[string]dialects.BatchOpKind{
+	"query":         dialects.BatchQuery,
+	"replace":       dialects.BatchReplace,
+	"schema_create": dialects.BatchCreate,
+	"schema_update": dialects.BatchUpdate,
+	"schema_delete": dialects.BatchDelete,
 }
 
-// authorizeBatch passes a batch through the engine's gates on the table
-// object: the union of its ops' rights, in the order schema, create, read,
-// update, delete. query and replace run SQL that neither row scopes nor
-// column lists nor history can bound, so a batch holding one needs those
-// rights unscoped and on every column. The refusal names what the batch
-// needed and keeps the pipeline's message (the caller's roles, or the
-// lock); it is audited by the engine.
-func (s *Service) authorizeBatch(ctx context.Context, p *auth.Principal, object string, ops []*batchOp) (func(int64, error), error) {
-	var need []string
-	raw := false
-	for _, a := range []string{store.ActionSchema, store.ActionCreate, store.ActionRead, store.ActionUpdate, store.ActionDelete} {
-		for _, op := range ops {
-			if slices.Contains(batchRights[op.Op], a) {
-				need = append(need, a)
-				break
-			}
-		}
+// batchRefusal words a refusal of the engine's gates for a batch: what
+// the batch needed (engine.BatchRights), and the pipeline's message (the
+// caller's roles, or the lock). query and replace run SQL that neither
+// row scopes nor column lists nor history can bound, so a batch holding
+// one needs those rights unscoped and on every column.
+func batchRefusal(ref engine.TableRef, kinds []dialects.BatchOpKind, err error) error {
+	if fault.KindOf(err) != fault.Forbidden {
+		return err
 	}
-	for _, op := range ops {
-		raw = raw || op.Op == "query" || op.Op == "replace"
-	}
-	done, err := s.eng.AuthorizeRaw(ctx, p, object, raw, need...)
-	if err == nil || fault.KindOf(err) != fault.Forbidden {
-		return done, err
-	}
+	need, raw := engine.BatchRights(kinds)
+	object := "mi/" + ref.Schema + "/" + ref.Table
 	crud := need[1:] // need starts with the schema action
 	list := strings.Join(crud, ", ")
 	if len(crud) > 1 {
 		list = strings.Join(crud[:len(crud)-1], ", ") + " and " + crud[len(crud)-1]
 	}
 	if raw {
-		return nil, fault.Wrap(fault.Forbidden, err, "schema_batch query and replace ops run SQL on the table file that no row scope or column list bounds: they need the schema action and %s on every row and column of %s (key_type, locks and templates): %s",
+		return fault.Wrap(fault.Forbidden, err, "schema_batch query and replace ops run SQL on the table file that no row scope or column list bounds: they need the schema action and %s on every row and column of %s (key_type, locks and templates): %s",
 			list, object, fault.As(err).Message)
 	}
-	return nil, fault.Wrap(fault.Forbidden, err, "schema_batch needs the schema action and %s on %s (key_type, locks and templates): %s", list, object, fault.As(err).Message)
+	return fault.Wrap(fault.Forbidden, err, "schema_batch needs the schema action and %s on %s (key_type, locks and templates): %s", list, object, fault.As(err).Message)
 }
 
 func fieldInfos(fs []fieldArg) []mi.FieldInfo {
@@ -423,102 +320,6 @@ func (op *batchOp) checkReplace(i int, fields []mi.FieldInfo) error {
 			return err
 		}
 		op.items = append(op.items, data)
-	}
-	return nil
-}
-
-// runBatchSQL runs the query and replace ops in one transaction and one
-// SAVEPOINT on the table's file; any failure rolls everything back and is
-// BATCH_ABORTED naming the op. It counts the rows replace deleted and
-// inserted, and those the query ops changed.
-func runBatchSQL(ctx context.Context, dbPath string, ops []*batchOp) (deleted, inserted, changed int64, err error) {
-	db, err := sql.Open("sqlite", "file:"+sqlitePath(dbPath)+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
-	if err != nil {
-		return 0, 0, 0, asStorage(err)
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return 0, 0, 0, asStorage(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return 0, 0, 0, asStorage(err)
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			_, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		}
-	}()
-	if _, err := conn.ExecContext(ctx, "SAVEPOINT schema_batch"); err != nil {
-		return 0, 0, 0, asStorage(err)
-	}
-	now := time.Now().Unix()
-	for i, op := range ops {
-		switch op.Op {
-		case "query":
-			res, err := conn.ExecContext(ctx, op.SQL, op.args...)
-			if err != nil {
-				return 0, 0, 0, batchAborted(i, err.Error())
-			}
-			if n, err := res.RowsAffected(); err == nil {
-				changed += n
-			}
-		case "replace":
-			where := make([]string, len(op.match))
-			var args []any
-			for k, m := range op.match {
-				where[k] = "json_extract(data, ?) = ?"
-				args = append(args, `$."`+m[0]+`"`, m[1])
-			}
-			res, err := conn.ExecContext(ctx, "DELETE FROM rows WHERE "+strings.Join(where, " AND "), args...)
-			if err != nil {
-				return 0, 0, 0, batchAborted(i, err.Error())
-			}
-			n, _ := res.RowsAffected()
-			deleted += n
-			for _, data := range op.items {
-				if _, err := conn.ExecContext(ctx, "INSERT INTO rows (id, data, created_at, updated_at) VALUES (?, ?, ?, ?)",
-					uuid.NewString(), data, now, now); err != nil {
-					return 0, 0, 0, batchAborted(i, err.Error())
-				}
-				inserted++
-			}
-		}
-	}
-	if _, err := conn.ExecContext(ctx, "RELEASE schema_batch"); err != nil {
-		return 0, 0, 0, asStorage(err)
-	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return 0, 0, 0, asStorage(err)
-	}
-	committed = true
-	return deleted, inserted, changed, nil
-}
-
-// ensureTableDB creates <root>/<table>/<table>.db with the mini-app
-// layout and no schema.yaml yet: mi.CreateTable makes the table in a
-// hidden scratch directory (the scan skips names starting with '.') and
-// its file is moved into place.
-func ensureTableDB(root, table string) error {
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return ioErr(err)
-	}
-	tmp, err := os.MkdirTemp(root, ".batch-*")
-	if err != nil {
-		return ioErr(err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := mi.CreateTable(tmp, table, []byte("table: "+table+"\nfields: []\n")); err != nil {
-		return asStorage(err)
-	}
-	if err := os.MkdirAll(filepath.Join(root, table), 0o755); err != nil {
-		return ioErr(err)
-	}
-	if err := os.Rename(mi.DBPath(tmp, table), mi.DBPath(root, table)); err != nil {
-		return ioErr(err)
 	}
 	return nil
 }

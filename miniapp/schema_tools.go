@@ -3,25 +3,23 @@ package miniapp
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/dialects/mi"
+	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
-	"github.com/littlebitlabs/minimal/store"
 )
 
 // EnvBackupRetention names the number of backup pairs (yaml + db) kept
@@ -125,7 +123,6 @@ type scopeDir struct {
 
 func (d scopeDir) schemaPath(table string) string { return mi.SchemaPath(d.root, table) }
 func (d scopeDir) dbPath(table string) string     { return mi.DBPath(d.root, table) }
-func (d scopeDir) backupDir() string              { return filepath.Join(d.root, "_backup") }
 
 // scopeRoot maps a scope to one of the caller's mi databases. Drop-in
 // mode: project and user are its databases of those names. Gateway mode:
@@ -203,54 +200,6 @@ func checkFields(table string, title, description *string, fields []fieldArg) ([
 	return buf.Bytes(), nil
 }
 
-// checkSchemaRights is the schema_* permission rule: role admin or the
-// schema action on the table object (mi/<schema>/<table>), and the CRUD
-// right act on it, key_type and locks included. t is the mounted table
-// (nil for one that does not exist yet): its right is also checked
-// through the pipeline.
-func (s *Service) checkSchemaRights(ctx context.Context, p *auth.Principal, tool, schema, table string, act query.Action, t *target) error {
-	object := "mi/" + schema + "/" + table
-	roles := strings.Join(p.Roles, ", ")
-	if !s.eng.Allowed(p, object, store.ActionSchema) {
-		return fault.New(fault.Forbidden, "%s changes table definitions and needs role %s or the schema action on %s, got [%s]", tool, AdminRole, object, roles)
-	}
-	if !s.eng.Allowed(p, object, act.String()) {
-		return fault.New(fault.Forbidden, "%s needs the %s right on %s (key_type, locks and templates), got [%s]", tool, act, object, roles)
-	}
-	if t != nil {
-		return s.allowed(ctx, p, t, act)
-	}
-	return nil
-}
-
-// writeFileAtomic writes b to path, with mode perm, through a temporary
-// file in the same directory and a rename.
-func writeFileAtomic(path string, b []byte, perm fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return err
-	}
-	if err := os.Chmod(name, perm); err != nil {
-		os.Remove(name)
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return err
-	}
-	return nil
-}
-
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
@@ -268,27 +217,29 @@ func (s *Service) schemaCreate(ctx context.Context, p *auth.Principal, args json
 	if err != nil {
 		return "", err
 	}
-	if err := s.checkSchemaRights(ctx, p, "schema_create", d.schema, a.Table, query.Insert, nil); err != nil {
-		return "", err
-	}
+	ref := d.tableRef(a.Table)
 	path := d.schemaPath(a.Table)
 	if a.DryRun {
+		// The gates of the create, without running it.
+		if _, err := s.eng.CountRows(ctx, p, ref, engine.OpCreate); err != nil {
+			return "", schemaToolErr(p, "schema_create", ref, err)
+		}
 		return compact(map[string]any{"dry_run": true, "affects": map[string]any{"would_create": path, "already_exists": fileExists(path)}})
 	}
 	y, err := checkFields(a.Table, a.Title, a.Description, a.Fields)
 	if err != nil {
 		return "", err
 	}
-	if fileExists(path) {
-		return "", schemaExists(a.Table)
-	}
-	if err := mi.CreateTable(d.root, a.Table, y); err != nil {
-		if fault.KindOf(err) == fault.Conflict {
+	if err := s.eng.CreateTable(ctx, p, ref, y); err != nil {
+		var ar *engine.ActionRefused
+		switch {
+		case errors.As(err, &ar):
+			return "", schemaToolErr(p, "schema_create", ref, err)
+		case fault.KindOf(err) == fault.Conflict:
 			return "", schemaExists(a.Table)
 		}
 		return "", ioErr(err)
 	}
-	s.eng.Refresh(p, "mi", d.schema)
 	return compact(map[string]any{"created": a.Table, "schema_path": path, "scope": a.Scope})
 }
 
@@ -335,10 +286,10 @@ func (s *Service) mountedIn(ctx context.Context, p *auth.Principal, d scopeDir, 
 	return t, nil
 }
 
-// mountedTarget checks the table name, finds the scope and the mounted
-// table a schema_update or schema_delete names, and checks the caller's
-// rights (act is the row right the tool needs besides the schema action).
-func (s *Service) mountedTarget(ctx context.Context, p *auth.Principal, tool, table, scope, schema string, act query.Action) (scopeDir, *target, error) {
+// mountedTarget checks the table name and finds the scope and the mounted
+// table a schema_update or schema_delete names. The rights are the
+// engine's to check, when the tool calls it.
+func (s *Service) mountedTarget(ctx context.Context, p *auth.Principal, table, scope, schema string) (scopeDir, *target, error) {
 	if err := checkTableName(table); err != nil {
 		return scopeDir{}, nil, err
 	}
@@ -350,9 +301,6 @@ func (s *Service) mountedTarget(ctx context.Context, p *auth.Principal, tool, ta
 	if err != nil {
 		return scopeDir{}, nil, err
 	}
-	if err := s.checkSchemaRights(ctx, p, tool, d.schema, table, act, t); err != nil {
-		return scopeDir{}, nil, err
-	}
 	return d, t, nil
 }
 
@@ -361,32 +309,28 @@ func (s *Service) schemaUpdate(ctx context.Context, p *auth.Principal, args json
 	if err := decode(args, &a, "table", "scope", "fields"); err != nil {
 		return "", err
 	}
-	d, t, err := s.mountedTarget(ctx, p, "schema_update", a.Table, a.Scope, a.Schema, query.Update)
+	d, t, err := s.mountedTarget(ctx, p, a.Table, a.Scope, a.Schema)
 	if err != nil {
 		return "", err
 	}
+	ref := d.tableRef(a.Table)
 	y, err := checkFields(a.Table, a.Title, a.Description, a.Fields)
 	if err != nil {
 		return "", err
 	}
 	added, removed, changed := fieldDiff(t.info.Fields, a.Fields)
 	if a.DryRun {
-		n, err := rowCount(ctx, d.dbPath(a.Table))
+		n, err := s.eng.CountRows(ctx, p, ref, engine.OpRedefine)
 		if err != nil {
-			return "", asStorage(err)
+			return "", schemaToolErr(p, "schema_update", ref, err)
 		}
 		return compact(map[string]any{"dry_run": true, "affects": map[string]any{
 			"fields_added": added, "fields_removed": removed, "fields_type_changed": changed, "rows_unchanged": n}})
 	}
-	if _, err := s.backup(ctx, d, a.Table); err != nil {
-		return "", err
+	if _, err := s.eng.ReplaceSchema(ctx, p, ref, y, s.fileOptions()); err != nil {
+		return "", schemaToolErr(p, "schema_update", ref, err)
 	}
-	path := d.schemaPath(a.Table)
-	if err := writeFileAtomic(path, y, s.filePerm()); err != nil {
-		return "", ioErr(err)
-	}
-	s.eng.Refresh(p, "mi", d.schema)
-	return compact(map[string]any{"updated": a.Table, "schema_path": path, "scope": a.Scope,
+	return compact(map[string]any{"updated": a.Table, "schema_path": d.schemaPath(a.Table), "scope": a.Scope,
 		"fields_added": added, "fields_removed": removed, "fields_type_changed": changed})
 }
 
@@ -400,130 +344,26 @@ func (s *Service) schemaDelete(ctx context.Context, p *auth.Principal, args json
 	if err := decode(args, &a, "table", "scope"); err != nil {
 		return "", err
 	}
-	d, _, err := s.mountedTarget(ctx, p, "schema_delete", a.Table, a.Scope, a.Schema, query.Delete)
+	d, _, err := s.mountedTarget(ctx, p, a.Table, a.Scope, a.Schema)
 	if err != nil {
 		return "", err
 	}
+	ref := d.tableRef(a.Table)
 	path, db := d.schemaPath(a.Table), d.dbPath(a.Table)
 	if a.DryRun {
-		var n int64
-		if fileExists(db) {
-			if n, err = rowCount(ctx, db); err != nil {
-				return "", asStorage(err)
-			}
+		n, err := s.eng.CountRows(ctx, p, ref, engine.OpDrop)
+		if err != nil {
+			return "", schemaToolErr(p, "schema_delete", ref, err)
 		}
 		return compact(map[string]any{"dry_run": true, "affects": map[string]any{
 			"rows_orphaned": n, "would_remove_yaml": path, "db_file_retained": db}})
 	}
-	if _, err := s.backup(ctx, d, a.Table); err != nil {
-		return "", err
+	if _, err := s.eng.DropSchema(ctx, p, ref, s.fileOptions()); err != nil {
+		return "", schemaToolErr(p, "schema_delete", ref, err)
 	}
-	if err := os.Remove(path); err != nil {
-		return "", ioErr(err)
-	}
-	s.eng.Refresh(p, "mi", d.schema)
 	return compact(map[string]any{"deleted": a.Table, "schema_path_removed": path, "db_file_retained": db, "scope": a.Scope})
 }
 
 func asStorage(err error) *Error {
 	return newErr(fault.Internal, "STORAGE_ERROR", nil, "storage error: %s", err.Error())
-}
-
-// backup writes the pair <root>/_backup/<table>.<unix_secs>.yaml + .db
-// (the db through VACUUM INTO, consistent while the file stays in use)
-// and purges the pairs beyond the retention. Two backups within one
-// second take the next free second. It returns the backup directory.
-func (s *Service) backup(ctx context.Context, d scopeDir, table string) (string, error) {
-	db := d.dbPath(table)
-	if _, err := os.Stat(db); err != nil {
-		return "", backupErr(fmt.Sprintf("database file of table '%s' not found: %s", table, db))
-	}
-	y, err := os.ReadFile(d.schemaPath(table))
-	if err != nil {
-		return "", backupErr(fmt.Sprintf("cannot read schema.yaml of table '%s': %s", table, errMsg(err)))
-	}
-	dir := d.backupDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", backupErr("cannot create backup dir: " + errMsg(err))
-	}
-	secs := time.Now().Unix()
-	base := func(n int64) string { return filepath.Join(dir, fmt.Sprintf("%s.%d", table, n)) }
-	for fileExists(base(secs)+".yaml") || fileExists(base(secs)+".db") {
-		secs++
-	}
-	if err := vacuumInto(ctx, db, base(secs)+".db"); err != nil {
-		return "", backupErr("sqlite backup failed: " + err.Error())
-	}
-	if err := writeFileAtomic(base(secs)+".yaml", y, s.filePerm()); err != nil {
-		os.Remove(base(secs) + ".db")
-		return "", backupErr("cannot write yaml backup: " + errMsg(err))
-	}
-	purgeBackups(dir, table, BackupRetention(s.envOf()))
-	return dir, nil
-}
-
-// vacuumInto copies a SQLite file consistently into dst, through a
-// temporary name and a rename.
-func vacuumInto(ctx context.Context, src, dst string) error {
-	db, err := sql.Open("sqlite", "file:"+sqlitePath(src)+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	tmp.Close()
-	os.Remove(name) // VACUUM INTO creates the file itself
-	defer os.Remove(name)
-	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", name); err != nil {
-		return err
-	}
-	return os.Rename(name, dst)
-}
-
-// backupGenerations lists the unix_secs of a table's backups (yaml or db),
-// newest first.
-func backupGenerations(dir, table string) []int64 {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	seen := map[int64]bool{}
-	var out []int64
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), table+".")
-		if !ok || e.IsDir() {
-			continue
-		}
-		ts, ok := strings.CutSuffix(rest, ".yaml")
-		if !ok {
-			if ts, ok = strings.CutSuffix(rest, ".db"); !ok {
-				continue
-			}
-		}
-		n, err := strconv.ParseUint(ts, 10, 63)
-		if err != nil || seen[int64(n)] {
-			continue
-		}
-		seen[int64(n)] = true
-		out = append(out, int64(n))
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] > out[j] })
-	return out
-}
-
-// purgeBackups removes a table's backup pairs beyond the newest keep.
-func purgeBackups(dir, table string, keep int) {
-	for i, n := range backupGenerations(dir, table) {
-		if i < keep {
-			continue
-		}
-		for _, ext := range []string{".yaml", ".db"} {
-			_ = os.Remove(filepath.Join(dir, fmt.Sprintf("%s.%d%s", table, n, ext)))
-		}
-	}
 }

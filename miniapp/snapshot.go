@@ -2,8 +2,8 @@ package miniapp
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/dialects/mi"
+	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
 )
@@ -48,12 +50,11 @@ func snapshotErr(msg string) *Error {
 	return newErr(fault.Unavailable, "SNAPSHOT_ERROR", nil, "snapshot error: %s", msg)
 }
 
-// snapTarget is a table to snapshot: its database file and scope, and
-// the directory its snapshots go to.
+// snapTarget is a table to snapshot: its scope, and the directory its
+// snapshots go to.
 type snapTarget struct {
 	t           *target
 	scope, root string
-	db          string
 	snaps       string
 }
 
@@ -79,7 +80,7 @@ func (s *Service) snapDir(p *auth.Principal, st snapTarget, create bool) (string
 // its legacy pair sits in the directory of MINI_APP_SCHEMA (scope unknown);
 // every other mi database is scope project, rooted at its own directory.
 func (s *Service) scopeOf(t *target) snapTarget {
-	st := snapTarget{t: t, scope: SchemaProject, root: filepath.Dir(filepath.Dir(mi.SchemaPath(t.dir, t.table))), db: mi.DBPath(t.dir, t.table)}
+	st := snapTarget{t: t, scope: SchemaProject, root: filepath.Dir(filepath.Dir(mi.SchemaPath(t.dir, t.table)))}
 	if !s.cfg.Mounted {
 		return st
 	}
@@ -90,9 +91,6 @@ func (s *Service) scopeOf(t *target) snapTarget {
 		st.scope = "unknown"
 		if p, err := filepath.EvalSymlinks(mi.SchemaPath(t.dir, t.table)); err == nil {
 			st.root = filepath.Dir(p)
-		}
-		if p, err := filepath.EvalSymlinks(st.db); err == nil {
-			st.db = p
 		}
 	}
 	return st
@@ -147,11 +145,10 @@ func (s *Service) snapshot(ctx context.Context, p *auth.Principal, args json.Raw
 		if a.Scope != nil && st.scope != *a.Scope {
 			continue
 		}
-		// The pipeline decides whether the caller may read the table.
-		probe := t.plan(p, query.Read)
-		probe.Columns, probe.Limit = []string{"id"}, 1
-		if _, err := s.read(ctx, p, probe); err != nil {
-			return "", err
+		// The engine's gates decide whether the caller may copy the
+		// table: read on every row and column.
+		if _, err := s.eng.CountRows(ctx, p, t.ref(), engine.OpSnapshot); err != nil {
+			return "", snapshotFail(err, "")
 		}
 		// Refused here, before any snapshot is written, when the
 		// directory is not the caller's.
@@ -168,9 +165,9 @@ func (s *Service) snapshot(ctx context.Context, p *auth.Principal, args json.Raw
 		names := []string{}
 		counts, purge := map[string]int64{}, map[string]int{}
 		for _, st := range targets {
-			n, err := rowCount(ctx, st.db)
+			n, err := s.eng.CountRows(ctx, p, st.t.ref(), engine.OpSnapshot)
 			if err != nil {
-				return "", snapshotErr(fmt.Sprintf("row_count failed for table '%s': %s", st.t.table, err))
+				return "", snapshotFail(err, fmt.Sprintf("row_count failed for table '%s': ", st.t.table))
 			}
 			names = append(names, st.t.table)
 			counts[st.t.table] = n
@@ -213,7 +210,7 @@ func (s *Service) snapshot(ctx context.Context, p *auth.Principal, args json.Raw
 		if err != nil {
 			return "", err
 		}
-		path, secs, err := s.writeSnapshot(ctx, p, dir, st.t.table, st.db)
+		path, secs, err := s.writeSnapshot(ctx, p, dir, st.t)
 		if err != nil {
 			return "", err
 		}
@@ -242,36 +239,23 @@ func (s *Service) snapshot(ctx context.Context, p *auth.Principal, args json.Raw
 	return compact(out)
 }
 
-// rowCount counts a table file's rows, read-only.
-func rowCount(ctx context.Context, dbPath string) (int64, error) {
-	db, err := sql.Open("sqlite", "file:"+sqlitePath(dbPath)+"?mode=ro&_pragma=busy_timeout(5000)")
-	if err != nil {
-		return 0, err
+// snapshotFail words a failure of the engine's snapshot calls: the
+// table file's own failure as SNAPSHOT_ERROR (its message after prefix),
+// anything else (a refusal) as it is.
+func snapshotFail(err error, prefix string) error {
+	var fe *dialects.FileError
+	if errors.As(err, &fe) {
+		return snapshotErr(prefix + fe.Err.Error())
 	}
-	defer db.Close()
-	var n int64
-	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM rows").Scan(&n); err != nil {
-		return 0, err
-	}
-	return n, nil
+	return err
 }
 
-func sqlitePath(p string) string {
-	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(p))
-}
-
-// writeSnapshot copies the table file consistently while it stays open
-// and writable (VACUUM INTO, on a connection of its own) into
+// writeSnapshot has the engine copy the table file consistently while it
+// stays open and writable (the mi source's VACUUM INTO) into
 // <dir>/<table>.<unix_secs>.db (dir as snapDir made it), through a
 // temporary file and a rename.
-func (s *Service) writeSnapshot(ctx context.Context, p *auth.Principal, dir, table, dbPath string) (string, int64, error) {
-	db, err := sql.Open("sqlite", "file:"+sqlitePath(dbPath)+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		return "", 0, snapshotErr("cannot open source db: " + err.Error())
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	tmp, err := os.CreateTemp(dir, "."+table+".tmp-*")
+func (s *Service) writeSnapshot(ctx context.Context, p *auth.Principal, dir string, t *target) (string, int64, error) {
+	tmp, err := os.CreateTemp(dir, "."+t.table+".tmp-*")
 	if err != nil {
 		return "", 0, snapshotErr("cannot create snapshot file: " + errMsg(err))
 	}
@@ -279,11 +263,11 @@ func (s *Service) writeSnapshot(ctx context.Context, p *auth.Principal, dir, tab
 	tmp.Close()
 	os.Remove(name) // VACUUM INTO creates the file itself
 	defer os.Remove(name)
-	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", name); err != nil {
-		return "", 0, snapshotErr("sqlite backup failed: " + err.Error())
+	if err := s.eng.Snapshot(ctx, p, t.ref(), name); err != nil {
+		return "", 0, snapshotFail(err, "sqlite backup failed: ")
 	}
 	secs := time.Now().Unix()
-	path, err := s.outFile(p, dir, fmt.Sprintf("%s.%d.db", table, secs))
+	path, err := s.outFile(p, dir, fmt.Sprintf("%s.%d.db", t.table, secs))
 	if err != nil {
 		return "", 0, err
 	}

@@ -593,7 +593,7 @@ func (s *Service) restore(ctx context.Context, p *auth.Principal, args json.RawM
 	if err != nil {
 		return "", err
 	}
-	e, err := mi.HistoryAt(ctx, t.dir, t.table, a.ID, a.At)
+	e, err := s.eng.HistoryAt(ctx, p, t.ref(), a.ID, a.At)
 	if err != nil {
 		return "", err
 	}
@@ -621,7 +621,8 @@ func (s *Service) restore(ctx context.Context, p *auth.Principal, args json.RawM
 		}
 	}
 	plan.Records = []map[string]any{rec}
-	res, err := s.eng.Execute(mi.WithInsertID(ctx, a.ID), p, plan)
+	plan.IDs = []string{a.ID} // the row comes back under its old id
+	res, err := s.eng.Execute(ctx, p, plan)
 	if err != nil {
 		return "", err
 	}

@@ -135,6 +135,11 @@ type Plan struct {
 	Records []map[string]any
 	// Rows of an insert, each aligned with Columns. A cell may be Default{}.
 	Rows [][]any
+	// IDs, when set, are the ids an insert's rows take, aligned with its
+	// rows, on a database that gives its rows their ids itself (mi, where
+	// id is no writable column): row_restore re-inserts a deleted row
+	// under its old id through the same plan and gates as any insert.
+	IDs []string
 	// Set holds an update's new values.
 	Set []Assign
 	// All allows a delete or update without a filter.

@@ -78,15 +78,15 @@ func TestHistoryRoll(t *testing.T) {
 		t.Fatalf("newest version %d, want 7", vmax)
 	}
 
-	e, err := HistoryAt(ctx, dir, "items", id, 1_800_000_025) // between v3 (…020) and v4 (…030)
+	e, err := s.HistoryAt(ctx, "items", id, 1_800_000_025) // between v3 (…020) and v4 (…030)
 	if err != nil || e.Version != 3 || e.Data != `{"qty":2,"title":"A"}` || e.Op != "update" {
 		t.Fatalf("archived entry: %+v %v", e, err)
 	}
-	e, err = HistoryAt(ctx, dir, "items", id, 1_800_000_055)
+	e, err = s.HistoryAt(ctx, "items", id, 1_800_000_055)
 	if err != nil || e.Version != 6 || e.Data != `{"qty":5,"title":"A"}` {
 		t.Fatalf("raw entry: %+v %v", e, err)
 	}
-	if _, err := HistoryAt(ctx, dir, "items", id, 1_799_999_999); fault.KindOf(err) != fault.NotFound {
+	if _, err := s.HistoryAt(ctx, "items", id, 1_799_999_999); fault.KindOf(err) != fault.NotFound {
 		t.Fatalf("before the first entry: %v", err)
 	}
 
@@ -94,7 +94,7 @@ func TestHistoryRoll(t *testing.T) {
 	if _, err := db.Exec(`UPDATE _row_history_archive SET blob = X'28b52ffd00' WHERE row_id = ?`, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := HistoryAt(ctx, dir, "items", id, 1_800_000_025); fault.KindOf(err) != fault.Unavailable {
+	if _, err := s.HistoryAt(ctx, "items", id, 1_800_000_025); fault.KindOf(err) != fault.Unavailable {
 		t.Fatalf("corrupt archive: %v", err)
 	}
 }

@@ -53,10 +53,11 @@
 //     plan must say All.
 //   - insert renders INSERT INTO rows (id, data, created_at, updated_at)
 //     VALUES (?, ?, ?, ?)[, (?, ?, ?, ?)…] with, per row, the arguments
-//     IDMarker ("{uuid-v4}"), the row's data as compact sorted-key JSON,
-//     NowMarker ("{unix-now}") twice. Source.Write executes the one-row form
-//     of that statement per row with the markers replaced by a fresh UUID v4
-//     and the Unix seconds of the call.
+//     IDMarker ("{uuid-v4}") or the row's entry of Plan.IDs, the row's data
+//     as compact sorted-key JSON, NowMarker ("{unix-now}") twice.
+//     Source.Write executes the one-row form of that statement per row with
+//     the markers replaced by a fresh UUID v4 and the Unix seconds of the
+//     call. Plan.IDs (a restored row's old id) must be lower-case UUIDs.
 //   - A value for id, created_at or updated_at (insert cell other than
 //     Default{} or nil, or an update assignment) is Unsupported from Render
 //     and Invalid from Source.Write.
@@ -82,6 +83,18 @@
 // difference, so a whole float64 is stored as an integer (5) and any other
 // as the shortest float (2.5). Writers of one Source take turns per table
 // in Go; other processes are waited for up to the 5 s busy timeout.
+//
+// # File capabilities
+//
+// Source has every optional file capability of package dialects
+// (files.go): Snapshot and CountRows (dialects.Snapshots), HistoryAt
+// (dialects.History), CreateTable, ReplaceSchema, DropSchema and Batch
+// (dialects.SchemaChanges: backups go to <dir>/_backup as
+// <table>.<unix_secs>.yaml + .db pairs, the db copied by VACUUM INTO), and
+// the alias store <dir>/_global.db (dialects.AliasStore). This package is
+// the only code of the gateway that opens a mini-app table's SQLite file;
+// the engine reaches these methods only through its gated, audited entry
+// points.
 //
 // mi imports dialects, query and fault only; never engine, api or mcp.
 package mi

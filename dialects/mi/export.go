@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/fault"
 )
 
@@ -145,22 +146,16 @@ func TableNames(dsn string) ([]string, error) {
 	return out, nil
 }
 
-// HistoryEntry is one raw _row_history entry.
-type HistoryEntry struct {
-	Version    int64
-	RecordedAt int64
-	Op         string
-	// Data is data_json: the row after the change (for a delete, before).
-	Data string
-}
+// HistoryEntry is one _row_history entry (dialects.History).
+type HistoryEntry = dialects.HistoryEntry
 
 // HistoryAt returns the latest history entry of a row recorded at or
 // before at (ties: the highest version), raw or rolled into an archive blob
 // (the archive holds a row's oldest entries, so it is read only when no raw
 // entry qualifies), or NotFound "row not found: <id>" when there is none or
 // the table keeps no history.
-func HistoryAt(ctx context.Context, dsn, name, rowID string, at int64) (HistoryEntry, error) {
-	t, err := ReadTable(dsn, name)
+func (s *Source) HistoryAt(ctx context.Context, name, rowID string, at int64) (HistoryEntry, error) {
+	t, err := ReadTable(s.dir, name)
 	if err != nil {
 		return HistoryEntry{}, err
 	}
@@ -168,15 +163,14 @@ func HistoryAt(ctx context.Context, dsn, name, rowID string, at int64) (HistoryE
 	if !t.History {
 		return HistoryEntry{}, missing
 	}
-	path := dbFile(trimFileURL(dsn), name)
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(dbFile(s.dir, name)); err != nil {
 		return HistoryEntry{}, missing
 	}
-	db, err := sql.Open("sqlite", sqliteDSN(path))
+	tdb, err := s.tableDB(ctx, name)
 	if err != nil {
-		return HistoryEntry{}, storageErr(ctx, err)
+		return HistoryEntry{}, err
 	}
-	defer db.Close()
+	db := tdb.db
 	var e HistoryEntry
 	var data sql.NullString
 	err = db.QueryRowContext(ctx, `SELECT version, recorded_at, op, data_json FROM _row_history
@@ -207,18 +201,3 @@ func SchemaPath(dsn, name string) string { return schemaFile(trimFileURL(dsn), n
 
 // DBPath is where a table's rows live.
 func DBPath(dsn, name string) string { return filepath.Clean(dbFile(trimFileURL(dsn), name)) }
-
-type insertIDKey struct{}
-
-// WithInsertID asks Source.Write to give the one row of an insert plan the
-// id rowID instead of a fresh UUID v4: row_restore re-inserts a deleted row
-// under its old id through the same plan (and permission gates) as any
-// insert. Ignored by other actions and by inserts of several rows.
-func WithInsertID(ctx context.Context, rowID string) context.Context {
-	return context.WithValue(ctx, insertIDKey{}, rowID)
-}
-
-func insertIDFrom(ctx context.Context) string {
-	s, _ := ctx.Value(insertIDKey{}).(string)
-	return s
-}

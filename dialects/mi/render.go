@@ -106,7 +106,11 @@ func (Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
 			if err != nil {
 				return dialects.Stmt{}, fault.Wrap(fault.Invalid, err, "row cannot be stored as JSON")
 			}
-			r.args = append(r.args, IDMarker, data, NowMarker, NowMarker)
+			id := any(IDMarker)
+			if i < len(p.IDs) {
+				id = p.IDs[i]
+			}
+			r.args = append(r.args, id, data, NowMarker, NowMarker)
 		}
 	default:
 		return dialects.Stmt{}, fault.New(fault.Unsupported, "mi: unknown action %v", p.Action)

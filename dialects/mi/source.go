@@ -36,6 +36,11 @@ type Source struct {
 	closed  bool
 	dbs     map[string]*tableDB // by table (directory) name
 	schemas map[string]cachedSchema
+
+	// aliasMu serializes the alias store's legacy migration, done once
+	// (aliasesMigrated) per Source.
+	aliasMu         sync.Mutex
+	aliasesMigrated bool
 }
 
 // tableDB is one open table file. Writers of this process take turns on
@@ -186,21 +191,45 @@ func (s *Source) table(ctx context.Context, name string) (*schema, *tableDB, err
 		slog.Warn("mi: table has an unreadable schema.yaml", "dir", s.dir, "table", name, "err", err)
 		return nil, nil, notFound(name)
 	}
+	t, err := s.tableDB(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sc, t, nil
+}
+
+// tableDB returns the open database of a table, opening (and creating,
+// with the mini-app layout) its file on first use. It does not look at
+// the schema: a batch creating a table fills its file before the
+// schema.yaml is written.
+func (s *Source) tableDB(ctx context.Context, name string) (*tableDB, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, nil, errSourceClosed
+		return nil, errSourceClosed
 	}
 	if t, ok := s.dbs[name]; ok {
-		return sc, t, nil
+		return t, nil
 	}
 	db, err := openTableDB(ctx, dbFile(s.dir, name), s.conns)
 	if err != nil {
-		return nil, nil, storageErr(ctx, err)
+		return nil, storageErr(ctx, err)
 	}
 	t := &tableDB{db: db, writeTurn: make(chan struct{}, 1)}
 	s.dbs[name] = t
-	return sc, t, nil
+	return t, nil
+}
+
+// forgetDB closes a table's database, if open, so that its file can be
+// removed.
+func (s *Source) forgetDB(name string) {
+	s.mu.Lock()
+	t := s.dbs[name]
+	delete(s.dbs, name)
+	s.mu.Unlock()
+	if t != nil {
+		_ = t.db.Close()
+	}
 }
 
 func (s *Source) isClosed() bool {

@@ -54,7 +54,15 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 		if err != nil {
 			return dialects.WriteResult{}, err
 		}
-		body = func(tx *sql.Tx) error { return w.insert(ctx, tx, objs, data, &res) }
+		if p.IDs != nil && len(p.IDs) != len(objs) {
+			return dialects.WriteResult{}, fault.New(fault.Internal, "mi: an insert of %d rows with %d ids", len(objs), len(p.IDs))
+		}
+		for _, id := range p.IDs {
+			if !validID(id) {
+				return dialects.WriteResult{}, fault.New(fault.Invalid, "row id %q is not a UUID", id)
+			}
+		}
+		body = func(tx *sql.Tx) error { return w.insert(ctx, tx, objs, data, p.IDs, &res) }
 	case query.Update:
 		patch, err := updatePatch(p.Set)
 		if err != nil {
@@ -116,18 +124,17 @@ type writer struct {
 	purge purgePolicy
 }
 
-func (w *writer) insert(ctx context.Context, tx *sql.Tx, objs []map[string]any, data []string, res *dialects.WriteResult) error {
+func (w *writer) insert(ctx context.Context, tx *sql.Tx, objs []map[string]any, data []string, ids []string, res *dialects.WriteResult) error {
 	stmt, err := tx.PrepareContext(ctx, insertRow)
 	if err != nil {
 		return err
 	}
 	defer stmt.Close()
 	res.Columns = append([]dialects.Column(nil), w.sc.columns...)
-	given := insertIDFrom(ctx)
 	for i, obj := range objs {
 		id := uuid.NewString()
-		if given != "" && len(objs) == 1 {
-			id = given
+		if ids != nil {
+			id = ids[i]
 		}
 		if _, err := stmt.ExecContext(ctx, id, data[i], w.now, w.now); err != nil {
 			return err
@@ -274,4 +281,11 @@ func (w *writer) history(ctx context.Context, tx *sql.Tx, id, op, data string) e
 		return err
 	}
 	return rollHistory(ctx, tx, w.purge, w.sc.Table, id)
+}
+
+// validID reports whether id has the form of the ids rows are given: a
+// UUID in lower case.
+func validID(id string) bool {
+	u, err := uuid.Parse(id)
+	return err == nil && u.String() == id
 }
