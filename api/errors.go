@@ -15,7 +15,7 @@ import (
 // error's kind taken from wire's one table.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if fault.As(err).Kind == fault.Internal {
-		slog.Error("internal error", "err", err, "request_id", middleware.GetReqID(r.Context()), "path", r.URL.Path)
+		slog.ErrorContext(r.Context(), "internal error", "err", err, "request_id", middleware.GetReqID(r.Context()), "path", r.URL.Path)
 	}
 	wire.WriteError(w, err, middleware.GetReqID(r.Context()))
 }
