@@ -32,6 +32,9 @@ type param struct {
 	required bool
 	min      int64
 	desc     string
+	// header, when set, is the argument's x-mcp-header annotation: a
+	// 2026-07-28 client mirrors it into the Mcp-Param-<header> header.
+	header string
 }
 
 // schema returns the JSON Schema of a tool's input: every argument typed
@@ -59,6 +62,9 @@ func schema(params []param) json.RawMessage {
 			s = map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"type": "object"}}
 		}
 		s["description"] = p.desc
+		if p.header != "" {
+			s["x-mcp-header"] = p.header
+		}
 		props[p.name] = s
 		if p.required {
 			required = append(required, p.name)
@@ -71,6 +77,27 @@ func schema(params []param) json.RawMessage {
 		panic(err) // the schemas are built from constants
 	}
 	return b
+}
+
+// withParam returns the JSON Schema of a tool's input (an object schema
+// with properties) with p added as an optional property.
+func withParam(in json.RawMessage, p param) json.RawMessage {
+	var s map[string]json.RawMessage
+	var props map[string]json.RawMessage
+	if json.Unmarshal(in, &s) != nil || json.Unmarshal(s["properties"], &props) != nil {
+		panic("mcp: a tool's input schema is not an object schema") // built from constants
+	}
+	if props == nil {
+		props = map[string]json.RawMessage{}
+	}
+	var one struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(schema([]param{p}), &one)
+	props[p.name] = one.Properties[p.name]
+	s["properties"], _ = json.Marshal(props)
+	out, _ := json.Marshal(s)
+	return out
 }
 
 // args are decoded, checked tool arguments. Numbers are json.Number, so

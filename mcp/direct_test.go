@@ -46,8 +46,8 @@ func TestDirectParity(t *testing.T) {
 		tool("meta_list_databases", "6", map[string]any{}, sid), // an empty object
 		tool("help", "7", nil, ""),                              // no session needed
 		tool("list", "8", map[string]any{"table": "notes", "order_by": []any{map[string]any{"field": "title"}}}, sid), // mini-app text
-		tool("info", "9", map[string]any{}, sid),    // mini-app refusal text
-		tool("reload", "10", map[string]any{}, sid), // a JSON-RPC error from a handler
+		tool("info", "9", map[string]any{}, sid),                                // mini-app refusal text
+		tool("list", "10", map[string]any{"table": "notes", "limit": "x"}, sid), // a mini-app argument refusal
 		tool("no_such_tool", "11", map[string]any{}, sid),
 		tool("auto_read_rows", "null", read, sid), // not a request id
 		tool("auto_read_rows", "1.5", read, sid),
@@ -100,7 +100,7 @@ func TestDirectParity(t *testing.T) {
 	for _, c := range v.Calls {
 		seen[c.Tool]++
 	}
-	if seen["auto_read_rows"] < 8 || seen["reload"] != 2 {
+	if seen["auto_read_rows"] < 8 || seen["list"] != 4 {
 		t.Errorf("journal: %v", seen)
 	}
 }

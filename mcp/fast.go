@@ -65,6 +65,9 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		return false
 	}
 	args := params.Arguments
+	if def := rd.headed[params.Name]; def != nil && !paramHeadersAgree(r.Header, def, args) {
+		return false
+	}
 	if bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
 		args = nil
 	}
@@ -110,6 +113,27 @@ func standardHeaders(h http.Header, name string) bool {
 	v := h.Get(mcpgo.HeaderName)
 	decoded, ok := mcpgo.DecodeHeaderValue(v)
 	return v != "" && ok && decoded == name
+}
+
+// paramHeadersAgree applies mcp-go's rule for the Mcp-Param-* headers of a
+// tools/call (mcpgo.ValidateParamHeadersLookup) to a tool whose session_id
+// argument is mirrored in Mcp-Param-Session-Id: a call that sends neither
+// passes without the check.
+func paramHeadersAgree(h http.Header, def *mcpgo.Tool, args json.RawMessage) bool {
+	if _, sent := h[ParamSessionHeader]; !sent && !bytes.Contains(args, []byte(`"session_id"`)) {
+		return true
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("null")
+	}
+	params := append(append([]byte(`{"arguments":`), args...), '}')
+	return mcpgo.ValidateParamHeadersLookup(func(name string) (string, bool) {
+		v := h.Values(name)
+		if len(v) == 0 {
+			return "", false
+		}
+		return v[0], true
+	}, def, params) == nil
 }
 
 // requestID is the JSON text of a request id as mcp-go writes it back: a

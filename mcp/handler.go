@@ -40,7 +40,10 @@ func (s *Server) invoke(ctx context.Context, t *tool, tools []*tool, req mcpgo.C
 	c := &call{p: p, tools: tools}
 	var journaled *sessions.Call
 	if t.session {
-		journaled, c.session, err = s.sess.Begin(ctx, owner(p), callerFrom(ctx).session, t.name, string(raw))
+		id, err := s.sessionOf(ctx, p, t.sessionArg, raw)
+		if err == nil {
+			journaled, c.session, err = s.sess.Begin(ctx, owner(p), id, t.name, string(raw))
+		}
 		if err != nil {
 			return s.refusal(t, err)
 		}

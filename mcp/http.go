@@ -33,7 +33,16 @@ func (s *Server) Handler() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		return &caller{p: p, session: r.Header.Get(SessionHeader)}, nil
+		transport, err := transportSession(r.Header, p)
+		if err != nil {
+			return nil, err
+		}
+		c := &caller{p: p, session: r.Header.Get(SessionHeader), transport: transport}
+		if v, ok := r.Header[ParamSessionHeader]; ok && len(v) > 0 {
+			c.param, _ = mcpgo.DecodeHeaderValue(v[0])
+			c.paramSet = true
+		}
+		return c, nil
 	})
 }
 
@@ -93,6 +102,9 @@ func (s *Server) front(next http.Handler, rd *roads, who func(*http.Request) (*c
 		ctx := withCaller(r.Context(), c)
 		if s.direct(w, r, ctx, body, rd) {
 			return
+		}
+		if c.p != nil && handshakeInitialize(r.Header, body) {
+			w.Header().Set(mcpgo.HeaderSessionID, newTransportID(c.p))
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r.WithContext(ctx))

@@ -2,13 +2,18 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/miniapp"
+	"github.com/littlebitlabs/minimal/sessions"
+	"github.com/littlebitlabs/minimal/store"
 )
 
 // The mini-app face: mini-app-mcp's tools and resources on the mi
@@ -34,17 +39,25 @@ func (s *Server) miniAppListed(ctx context.Context, name string) bool {
 }
 
 // addMiniApp registers the mini-app tools (through add) and resources on
-// srv, and the hook that lists each caller's schema resources.
-func (s *Server) addMiniApp(srv *mcpserver.MCPServer, hooks *mcpserver.Hooks, add func(mcpgo.Tool, mcpserver.ToolHandlerFunc)) {
+// srv, and the hook that lists each caller's schema resources. With
+// sessionArg (the HTTP face) each tool takes the session_id argument too.
+func (s *Server) addMiniApp(srv *mcpserver.MCPServer, hooks *mcpserver.Hooks, add func(mcpgo.Tool, mcpserver.ToolHandlerFunc), sessionArg bool) {
 	for _, t := range s.mini.Tools() {
-		def := mcpgo.NewToolWithRawSchema(t.Name, t.Description, t.InputSchema)
+		if t.Name == "reload" && !s.dropIn {
+			continue // it re-scans the mounted directories of drop-in mode only
+		}
+		in := t.InputSchema
+		if sessionArg {
+			in = withParam(in, pSession)
+		}
+		def := mcpgo.NewToolWithRawSchema(t.Name, t.Description, in)
 		def.Annotations = mcpgo.ToolAnnotation{
 			ReadOnlyHint:    mcpgo.ToBoolPtr(t.ReadOnly),
 			DestructiveHint: mcpgo.ToBoolPtr(t.Destructive),
 			IdempotentHint:  mcpgo.ToBoolPtr(t.Idempotent),
 			OpenWorldHint:   mcpgo.ToBoolPtr(false),
 		}
-		add(def, s.miniAppHandler(t))
+		add(def, s.miniAppHandler(t, in, sessionArg))
 	}
 	for _, k := range miniapp.SchemaKinds {
 		srv.AddResourceTemplate(mcpgo.NewResourceTemplate("schema://"+k.Kind+"{?table,schema}", k.Name, mcpgo.WithTemplateMIMEType(k.MIME)), s.miniAppResource)
@@ -80,19 +93,40 @@ func (s *Server) miniAppResource(ctx context.Context, req mcpgo.ReadResourceRequ
 	return []mcpgo.ResourceContents{mcpgo.TextResourceContents{URI: req.Params.URI, MIMEType: mime, Text: text}}, nil
 }
 
-func (s *Server) miniAppHandler(t *miniapp.Tool) mcpserver.ToolHandlerFunc {
+func (s *Server) miniAppHandler(t *miniapp.Tool, in json.RawMessage, sessionArg bool) mcpserver.ToolHandlerFunc {
+	known := schemaProperties(in)
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		p, err := s.principal(ctx)
 		if err != nil {
 			return nil, errors.New(fault.As(err).Message)
 		}
 		raw := rawArguments(req)
-		journaled, sess, err := s.sess.Begin(ctx, owner(p), callerFrom(ctx).session, t.Name, string(raw))
+		id, err := s.sessionOf(ctx, p, sessionArg, raw)
+		var journaled *sessions.Call
+		var sess store.Session
+		if err == nil {
+			journaled, sess, err = s.sess.Begin(ctx, owner(p), id, t.Name, string(raw))
+		}
 		if err != nil {
 			return miniAppText(fault.As(err).Message, true), nil
 		}
+		if !s.dropIn {
+			// The gateway's rule for arguments: one it does not know of is
+			// refused (drop-in mode ignores it, as mini-app-mcp).
+			if err := knownArguments(t.Name, raw, known); err != nil {
+				journaled.FinishLater(err, 0, s.journalFailed(t.Name, sess.ID))
+				return gatewayRefusal(err), nil
+			}
+		}
 		out := s.mini.Call(ctx, p, t, raw)
 		journaled.FinishLater(out.Cause, 0, s.journalFailed(t.Name, sess.ID))
+		var ae *miniapp.ArgsError
+		if !s.dropIn && errors.As(out.Err, &ae) {
+			// A bad argument is the caller's to fix: a result with isError,
+			// as the gateway's own tools answer it (drop-in mode answers
+			// mini-app-mcp's JSON-RPC error).
+			return gatewayRefusal(fault.New(fault.Invalid, "%s", strings.TrimPrefix(ae.Msg, "invalid params: "))), nil
+		}
 		if out.Err != nil {
 			fe := fault.As(out.Err)
 			if fe.Kind == fault.Internal {
@@ -103,6 +137,52 @@ func (s *Server) miniAppHandler(t *miniapp.Tool) mcpserver.ToolHandlerFunc {
 		}
 		return miniAppText(out.Text, out.IsError), nil
 	}
+}
+
+// gatewayRefusal is the gateway's refusal result for err, as its own
+// tools answer one: {"code","message"} in the text and structuredContent.
+func gatewayRefusal(err error) *mcpgo.CallToolResult {
+	fe := fault.As(err)
+	body, _ := json.Marshal(struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}{fe.WireCode(), fe.Message})
+	return reply{text: body, isError: true}.result()
+}
+
+// schemaProperties returns the property names of a tool's input schema,
+// sorted.
+func schemaProperties(in json.RawMessage) []string {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(in, &s)
+	names := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// knownArguments refuses an argument that is not one of known (sorted),
+// naming it and the ones the tool takes.
+func knownArguments(tool string, raw []byte, known []string) error {
+	var a map[string]json.RawMessage
+	if json.Unmarshal(raw, &a) != nil {
+		return nil // not an object: the tool's decoding names it
+	}
+	names := make([]string, 0, len(a))
+	for k := range a {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		if _, found := slices.BinarySearch(known, k); !found {
+			return invalid("unknown argument %q: %s takes %s", k, tool, strings.Join(known, ", "))
+		}
+	}
+	return nil
 }
 
 // miniAppText is mini-app-mcp's result: one text block, no structured

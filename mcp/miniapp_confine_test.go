@@ -352,9 +352,9 @@ func TestSchemaBatchGates(t *testing.T) {
 		args := map[string]any{"ops": []any{map[string]any{"op": "replace", "table": "notes", "match": match,
 			"items": []any{map[string]any{"title": "planted"}}}}}
 		if match == nil {
-			r := g.call(g.agent, sid, "tools/call", map[string]any{"name": "schema_batch", "arguments": args})
-			if _, msg, _ := r.rpcError(t); msg != "invalid params: ops[0]: missing field `match`" {
-				t.Fatalf("match null: %q", msg)
+			res := g.tool(g.agent, sid, "schema_batch", args)
+			if code, msg := res.refusal(t); code != "INVALID" || msg != "ops[0]: missing field `match`" {
+				t.Fatalf("match null: %s", res.text)
 			}
 		} else {
 			g.refused(g.agent, sid, "schema_batch", args, "validation error on field 'match.title': match values must be strings")

@@ -242,19 +242,20 @@ func TestMaterializeErrors(t *testing.T) {
 	if b, _ := os.ReadFile(existing); isErr || !strings.HasPrefix(string(b), "{\n  \"title\": \"alpha\"") {
 		t.Fatalf("overwrite: %s / %q", text, b)
 	}
-	// Argument shape errors are JSON-RPC errors (invalid params), as the
-	// other mini-app tools answer them.
+	// Argument shape errors are the gateway's INVALID refusals, naming
+	// the argument, as the other tools answer them (drop-in mode answers
+	// mini-app-mcp's JSON-RPC error).
 	for _, c := range []struct {
 		args map[string]any
 		want string
 	}{
-		{base(map[string]any{"format": "xml"}), "invalid params: format: unknown variant `xml`, expected one of `raw`, `markdown`, `json`, `yaml`"},
-		{base(map[string]any{"selector": map[string]any{"type": "ById", "id": a}}), "invalid params: selector: unknown variant `ById`, expected `by_id` or `by_filter`"},
-		{map[string]any{"table": "notes", "fields": map[string]any{"mode": "all"}, "format": "raw", "dest": dir}, "invalid params: missing field `selector`"},
+		{base(map[string]any{"format": "xml"}), "format: unknown variant `xml`, expected one of `raw`, `markdown`, `json`, `yaml`"},
+		{base(map[string]any{"selector": map[string]any{"type": "ById", "id": a}}), "selector: unknown variant `ById`, expected `by_id` or `by_filter`"},
+		{map[string]any{"table": "notes", "fields": map[string]any{"mode": "all"}, "format": "raw", "dest": dir}, "missing field `selector`"},
 	} {
-		r := g.call(g.agent, sid, "tools/call", map[string]any{"name": "row_materialize", "arguments": c.args})
-		if code, msg, _ := r.rpcError(t); code == 0 || msg != c.want {
-			t.Fatalf("%v: %d %q, want %q", c.args, code, msg, c.want)
+		res := g.tool(g.agent, sid, "row_materialize", c.args)
+		if code, msg := res.refusal(t); code != "INVALID" || msg != c.want {
+			t.Fatalf("%v: %s, want %q", c.args, res.text, c.want)
 		}
 	}
 }

@@ -38,7 +38,7 @@ var SupportedVersions = []string{
 // Instructions are the server's instructions, sent by server/discover and
 // initialize for the agent's system prompt.
 const Instructions = `Minimal serves the tables of your organization's databases through one permission pipeline.
-1. Call start_ai_session {name, context} and send its session_id as the X-Session-Id header on every later call; only start_ai_session and help work without it.
+1. Call start_ai_session {name, context} first; only start_ai_session and help work without a session. Later calls run in it: your MCP session carries it, or pass its session_id as the session_id argument (or the X-Session-Id header).
 2. Find data with meta_list_databases, meta_list_tables {type, schema} and meta_describe_table {type, schema, table}.
 3. Read with auto_read_rows (always put an order in query.oy: without it the row order is the database's); write with auto_insert_rows, auto_update_rows and auto_delete_rows.
 4. meta_list_custom_apis lists the custom APIs your project defines for you; call them with call_api {uri, method, version, params}.
@@ -94,6 +94,9 @@ type Server struct {
 	mini *miniapp.Service
 	cfg  Config
 	log  *slog.Logger
+	// dropIn: the mini-app tools serve drop-in mode (mini-app-mcp's rules
+	// for arguments and errors; reload offered).
+	dropIn bool
 	// noDirect sends every request through mcp-go (tests compare the two
 	// roads).
 	noDirect atomic.Bool
@@ -116,7 +119,7 @@ func New(d Deps, cfg Config) *Server {
 		cfg.Logger = slog.Default()
 	}
 	return &Server{eng: d.Engine, ver: d.Verifier, st: d.Store, sess: d.Sessions, cfg: cfg, log: cfg.Logger,
-		mini: miniapp.New(d.Engine, d.Store, d.MiniApp)}
+		mini: miniapp.New(d.Engine, d.Store, d.MiniApp), dropIn: d.MiniApp.Mounted}
 }
 
 // build makes the mcp-go server with the tools of a transport: over stdio
@@ -126,9 +129,17 @@ func New(d Deps, cfg Config) *Server {
 func (s *Server) build(stdio bool) (*mcpserver.MCPServer, *roads) {
 	var tools []*tool
 	for _, t := range catalog {
-		if !(stdio && t.sessionControl) {
-			tools = append(tools, t)
+		switch {
+		case stdio && t.sessionControl:
+			continue
+		case !stdio && t.session:
+			// Over HTTP the session may come as an argument too.
+			cp := *t
+			cp.params = append(slices.Clip(t.params), pSession)
+			cp.sessionArg = true
+			t = &cp
 		}
+		tools = append(tools, t)
 	}
 	instructions := Instructions
 	if stdio {
@@ -161,10 +172,13 @@ func (s *Server) build(stdio bool) (*mcpserver.MCPServer, *roads) {
 		mcpserver.WithInstructions(instructions),
 		mcpserver.WithHooks(hooks),
 	}, s.miniAppOptions()...)...)
-	rd := &roads{handlers: map[string]mcpserver.ToolHandlerFunc{}, invokers: map[string]invoker{}}
+	rd := &roads{handlers: map[string]mcpserver.ToolHandlerFunc{}, invokers: map[string]invoker{}, headed: map[string]*mcpgo.Tool{}}
 	add := func(def mcpgo.Tool, h mcpserver.ToolHandlerFunc) {
 		srv.AddTool(def, h)
 		rd.handlers[def.Name] = h
+		if mcpgo.ExtractParamHeaderBindings(&def) != nil {
+			rd.headed[def.Name] = &def
+		}
 	}
 	for _, t := range tools {
 		add(t.definition(), s.handler(t, tools))
@@ -172,7 +186,7 @@ func (s *Server) build(stdio bool) (*mcpserver.MCPServer, *roads) {
 			return s.invoke(ctx, t, tools, req)
 		}
 	}
-	s.addMiniApp(srv, hooks, add)
+	s.addMiniApp(srv, hooks, add, !stdio)
 	return srv, rd
 }
 
@@ -183,6 +197,9 @@ func (s *Server) build(stdio bool) (*mcpserver.MCPServer, *roads) {
 type roads struct {
 	handlers map[string]mcpserver.ToolHandlerFunc
 	invokers map[string]invoker
+	// headed are the tools with an argument mirrored in a header
+	// (x-mcp-header: session_id).
+	headed map[string]*mcpgo.Tool
 }
 
 // invoker runs a gateway tool (Server.invoke).
@@ -195,6 +212,12 @@ type caller struct {
 	p       *auth.Principal
 	token   string
 	session string
+	// transport is the handshake era's Mcp-Session-Id, checked to be the
+	// principal's (transport.go).
+	transport string
+	// param is the Mcp-Param-Session-Id header, when paramSet.
+	param    string
+	paramSet bool
 }
 
 type callerKey struct{}

@@ -31,8 +31,11 @@ type tool struct {
 	// sessionControl marks start_ai_session and end_ai_session, which a
 	// stdio process, whose session is implicit, does not offer.
 	sessionControl bool
-	readOnly       bool
-	destructive    bool
+	// sessionArg: the tool takes the session_id argument (pSession), as
+	// the session tools do over HTTP.
+	sessionArg  bool
+	readOnly    bool
+	destructive bool
 	// example arguments, shown by help and in docs/mcp.md.
 	example string
 	run     func(s *Server, ctx context.Context, c *call) (answer, error)
@@ -96,7 +99,7 @@ var (
 var catalog = []*tool{
 	{
 		name: "start_ai_session", sessionControl: true,
-		desc: "Start an AI session. Returns session_id, to send as the X-Session-Id header on every later call, and expires_at; the session expires after a while without calls.",
+		desc: "Start an AI session. Returns session_id and expires_at; later calls run in it (your MCP session carries it, or pass it as the session_id argument). It expires after a while without calls.",
 		params: []param{
 			{name: "name", kind: kString, required: true, desc: `Short name of the work, e.g. "weekly sales report".`},
 			{name: "context", kind: kString, required: true, desc: "What the session is for, in a sentence or two."},
@@ -106,7 +109,7 @@ var catalog = []*tool{
 	},
 	{
 		name: "end_ai_session", session: true, sessionControl: true,
-		desc:    "End the session named by the X-Session-Id header; later calls with it are refused.",
+		desc:    "End the current AI session; later calls in it are refused.",
 		example: `{}`,
 		run:     (*Server).endSession,
 	},
@@ -193,7 +196,7 @@ func timeOrNull(t time.Time, ok bool) *string {
 }
 
 func (s *Server) startSession(ctx context.Context, c *call) (answer, error) {
-	ss, err := s.sess.Start(ctx, owner(c.p), c.args.str("name"), c.args.str("context"))
+	ss, err := s.sess.StartOn(ctx, owner(c.p), callerFrom(ctx).transport, c.args.str("name"), c.args.str("context"))
 	if err != nil {
 		return answer{}, err
 	}

@@ -191,7 +191,7 @@ func (s *Service) aliasCreate(ctx context.Context, p *auth.Principal, args json.
 		if present(a.OrderBy) {
 			var terms []orderTerm
 			if err := json.Unmarshal(a.OrderBy, &terms); err != nil {
-				return "", &ArgsError{Msg: "invalid params: order_by: " + err.Error()}
+				return "", argsProblem("order_by", err)
 			}
 			if _, err := first.toOrder(terms); err != nil {
 				return "", err
@@ -476,7 +476,7 @@ func (s *Service) aliasRun(ctx context.Context, p *auth.Principal, args json.Raw
 	}
 	if present(order) {
 		if err := json.Unmarshal(order, &terms); err != nil {
-			return "", &ArgsError{Msg: "invalid params: order_by: " + err.Error()}
+			return "", argsProblem("order_by", err)
 		}
 	}
 	limit := int64(100)

@@ -127,7 +127,7 @@ func (s *Service) materialize(ctx context.Context, p *auth.Principal, args json.
 	}
 	var sel fieldSelector
 	if err := json.Unmarshal(a.Fields, &sel); err != nil {
-		return "", &ArgsError{Msg: "invalid params: fields: " + err.Error()}
+		return "", argsProblem("fields", err)
 	}
 	all := sel.Mode == "all" || strings.EqualFold(sel.Type, "all")
 	if !all && sel.Mode != "list" && !strings.EqualFold(sel.Type, "list") {

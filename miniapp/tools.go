@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
 
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/dialects/mi"
@@ -104,9 +107,53 @@ func decode(args json.RawMessage, v any, required ...string) error {
 	d := json.NewDecoder(bytes.NewReader(args))
 	d.UseNumber()
 	if err := d.Decode(v); err != nil {
-		return &ArgsError{Msg: "invalid params: " + err.Error()}
+		return argsProblem("", err)
 	}
 	return nil
+}
+
+// argsProblem is the ArgsError of a JSON decoding error of the argument
+// arg ("" for the arguments object), in JSON's terms: the field and the
+// JSON type it takes, never a Go type.
+func argsProblem(arg string, err error) *ArgsError {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return &ArgsError{Msg: "invalid params: " + strings.TrimPrefix(err.Error(), "json: ")}
+	}
+	field := te.Field
+	switch {
+	case arg != "" && field != "":
+		field = arg + "." + field
+	case field == "":
+		field = arg
+	}
+	return &ArgsError{Msg: fmt.Sprintf("invalid params: argument %q must be %s, got %s", field, jsonTypeOf(te.Type), te.Value)}
+}
+
+// jsonTypeOf names the JSON type a Go type decodes from.
+func jsonTypeOf(t reflect.Type) string {
+	if t == reflect.TypeFor[json.Number]() {
+		return "a number"
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return jsonTypeOf(t.Elem())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a non-negative integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another JSON type"
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -50,6 +50,12 @@ func New(st *store.Store, idle time.Duration) *Manager {
 // Start opens a session for o. name and context are required, at most
 // MaxNameBytes and MaxContextBytes of UTF-8.
 func (m *Manager) Start(ctx context.Context, o Owner, name, context string) (store.Session, error) {
+	return m.StartOn(ctx, o, "", name, context)
+}
+
+// StartOn opens a session for o like Start, bound to the MCP transport
+// session transport ("" for none): Bound finds it by that id.
+func (m *Manager) StartOn(ctx context.Context, o Owner, transport, name, context string) (store.Session, error) {
 	if err := checkText("name", name, MaxNameBytes); err != nil {
 		return store.Session{}, err
 	}
@@ -58,8 +64,15 @@ func (m *Manager) Start(ctx context.Context, o Owner, name, context string) (sto
 	}
 	return m.st.CreateSession(ctx, store.Session{
 		ProjectID: o.ProjectID, IdentityID: o.IdentityID,
-		Name: name, Context: context, IdleTimeout: m.idle,
+		Name: name, Context: context, IdleTimeout: m.idle, Transport: transport,
 	})
+}
+
+// Bound returns the id of the newest session of o started on the MCP
+// transport session transport, live or not (Begin refuses an ended or
+// expired one as it refuses any other), and "" when there is none.
+func (m *Manager) Bound(ctx context.Context, o Owner, transport string) (string, error) {
+	return m.st.SessionOfTransport(ctx, o.ProjectID, o.IdentityID, transport)
 }
 
 func checkText(what, s string, limit int) error {
@@ -90,7 +103,7 @@ type Call struct {
 func (m *Manager) Begin(ctx context.Context, o Owner, id, tool, arguments string) (*Call, store.Session, error) {
 	if id == "" {
 		return nil, store.Session{}, &fault.Error{Kind: fault.Invalid, Code: CodeRequired,
-			Message: "this tool needs an AI session: call start_ai_session and send its session_id in the X-Session-Id header"}
+			Message: "this tool needs an AI session: call start_ai_session, then send its session_id as the session_id argument or the X-Session-Id header (a client that keeps its MCP session, Mcp-Session-Id, needs neither)"}
 	}
 	if len(id) > maxIDBytes {
 		return nil, store.Session{}, notFound(id[:maxIDBytes] + "…")

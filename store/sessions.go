@@ -28,6 +28,10 @@ type Session struct {
 	StartedAt, LastSeenAt time.Time
 	// EndedAt is when the session was ended; zero while it is open.
 	EndedAt time.Time
+	// Transport is the MCP transport session (Mcp-Session-Id) the session
+	// was started on, "" for none. CreateSession stores it; reads leave it
+	// empty (SessionOfTransport finds a session by it).
+	Transport string
 }
 
 // ExpiresAt is when an open session idles out if no call comes first, and
@@ -132,8 +136,12 @@ func (s *Store) CreateSession(ctx context.Context, in Session) (Session, error) 
 			}
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, project_id, identity_id, name, context, idle_ns, started_at, last_seen_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, in.ProjectID, in.IdentityID, in.Name, in.Context, int64(in.IdleTimeout), stamp, stamp)
+		var transport sql.NullString
+		if in.Transport != "" {
+			transport = sql.NullString{String: in.Transport, Valid: true}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, project_id, identity_id, name, context, idle_ns, started_at, last_seen_at, transport_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, in.ProjectID, in.IdentityID, in.Name, in.Context, int64(in.IdleTimeout), stamp, stamp, transport)
 		return err
 	})
 	if err != nil {
@@ -156,6 +164,22 @@ func oneSession(ctx context.Context, q querier, id string) (Session, error) {
 		return Session{}, dbErr(err, "store: read session")
 	}
 	return ss, nil
+}
+
+// SessionOfTransport returns the id of the newest session of identityID in
+// projectID started on the MCP transport session transport, live or not,
+// and "" when there is none.
+func (s *Store) SessionOfTransport(ctx context.Context, projectID, identityID, transport string) (string, error) {
+	var id string
+	err := s.db.QueryRowContext(ctx, `SELECT id FROM sessions WHERE transport_id = ? AND project_id = ? AND identity_id = ?
+ORDER BY started_at DESC, id DESC LIMIT 1`, transport, projectID, identityID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", dbErr(err, "store: read transport session")
+	}
+	return id, nil
 }
 
 // EndSession marks an open session ended at the given time. An unknown or
