@@ -99,6 +99,9 @@ func newBuilder(info *tableInfo) *builder {
 
 // render renders a plan; info is nil for the type-blind Render.
 func render(p *query.Plan, info *tableInfo) (dialects.Stmt, error) {
+	if info != nil && p != nil && p.IsAggregate() {
+		info = info.withAggregates(p)
+	}
 	return newBuilder(info).Render(p)
 }
 
