@@ -193,8 +193,12 @@ func TestAggregateAcrossDialects(t *testing.T) {
 			fill func(p *query.Plan)
 			want string
 		}{
-			{func(p *query.Plan) { p.Aggregates = []query.Aggregate{{Func: query.AggSum, Column: "nope", Alias: "s"}} }, `unknown column "nope"`},
-			{func(p *query.Plan) { p.Aggregates = []query.Aggregate{{Func: query.AggSum, Column: "region", Alias: "s"}} }, `sum needs a numeric column, "region" is string`},
+			{func(p *query.Plan) {
+				p.Aggregates = []query.Aggregate{{Func: query.AggSum, Column: "nope", Alias: "s"}}
+			}, `unknown column "nope"`},
+			{func(p *query.Plan) {
+				p.Aggregates = []query.Aggregate{{Func: query.AggSum, Column: "region", Alias: "s"}}
+			}, `sum needs a numeric column, "region" is string`},
 			{func(p *query.Plan) {
 				p.Aggregates = []query.Aggregate{{Func: query.AggCount, Alias: "qty"}}
 			}, `aggregate name "qty" is already a column name`},
