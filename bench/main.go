@@ -74,6 +74,8 @@ type options struct {
 	dialects    []string
 	keep        bool
 	bin         string
+	// aggregateOnly measures only query_aggregate on the mi table.
+	aggregateOnly bool
 }
 
 // logf prints a progress line to stderr.
@@ -92,6 +94,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	dialectList := fs.String("dialects", "pg,ma,ch", "dialects compared gateway vs direct driver (pg always runs: the other measures need it)")
 	fs.BoolVar(&o.keep, "keep", false, "keep schema "+benchSchema+" (and the "+benchDB+" databases) after the run")
 	fs.StringVar(&o.bin, "bin", filepath.Join("bin", "minimal"), "gateway binary (make build)")
+	fs.BoolVar(&o.aggregateOnly, "aggregate-only", false, "measure only query_aggregate over a -rows mi table (no database server needed)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s=DSN go run ./bench [flags]\n\n", envDSN)
 		fs.PrintDefaults()
@@ -145,6 +148,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 // bench runs every step; deferred cleanups stop the children, drop the
 // schema and databases and remove the temporary directory whatever happens.
 func bench(ctx context.Context, o options) (_ *summary, err error) {
+	if o.aggregateOnly {
+		return benchAggregate(ctx, o)
+	}
 	dsn := strings.TrimSpace(os.Getenv(envDSN))
 	if dsn == "" {
 		return nil, fmt.Errorf("%s is not set: point it at a PostgreSQL database where the bench may create schema %s (make bench sets it from scripts/services.sh)", envDSN, benchSchema)
@@ -416,7 +422,38 @@ func bench(ctx context.Context, o options) (_ *summary, err error) {
 		}
 	}
 	gw.stop()
+
+	// 6. query_aggregate over the mi table, on a fresh gateway.
+	if err := aggregatePhase(ctx, kids, gwCfg, o.rows, sum); err != nil {
+		return sum, err
+	}
 	return sum, failed()
+}
+
+// benchAggregate is the run of -aggregate-only: a gateway on a fresh data
+// dir and query_aggregate over its mi table.
+func benchAggregate(ctx context.Context, o options) (*summary, error) {
+	bin, err := filepath.Abs(o.bin)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(bin); err != nil || st.IsDir() {
+		return nil, fmt.Errorf("gateway binary %s not found: run `make build` first (or pass -bin)", o.bin)
+	}
+	tmp, err := os.MkdirTemp("", "minimal-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	logDir := filepath.Join(tmp, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	kids := &children{}
+	defer kids.stopAll()
+	sum := &summary{cores: runtime.NumCPU(), rows: o.rows}
+	cfg := gatewayConfig{bin: bin, dataDir: filepath.Join(tmp, "data"), logDir: logDir, maxPage: max(2000000, o.rows)}
+	return sum, aggregatePhase(ctx, kids, cfg, o.rows, sum)
 }
 
 func serverVersion(ctx context.Context, conn *pgx.Conn) string {

@@ -51,26 +51,9 @@ func streamOnce(ctx context.Context, gw *child, base, token, format string, rows
 	res.startKB = st.rssKB
 	logf("stream %s: %d rows from a fresh gateway (pid %d, RSS %.1f MB)", format, rows, pid, float64(st.rssKB)/1024)
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
+	sampled := func() (int64, int) { return 0, 0 }
 	if !res.rssMissing {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t := time.NewTicker(rssSample)
-			defer t.Stop()
-			for {
-				if s, err := procStatus(pid); err == nil {
-					res.sampledKB = max(res.sampledKB, s.rssKB)
-					res.samples++
-				}
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-				}
-			}
-		}()
+		sampled = sampleRSS(pid)
 	}
 
 	url := fmt.Sprintf("%s?ps=%d&pg=0&oy=id.as&format=%s", base, rows, format)
@@ -78,8 +61,7 @@ func streamOnce(ctx context.Context, gw *child, base, token, format string, rows
 	start := time.Now()
 	n, nbytes, err := readStream(ctx, url, token, format, rows)
 	res.elapsed = time.Since(start)
-	close(stop)
-	wg.Wait()
+	res.sampledKB, res.samples = sampled()
 	res.rows, res.bytes = n, nbytes
 	res.cpu = -1
 	if cpu1, err := procCPU(pid); err == nil && cpuErr == nil {
@@ -173,6 +155,40 @@ func readStream(ctx context.Context, url, token, format string, rows int) (n, nb
 			return objects, nbytes, fmt.Errorf("JSON body does not end with the page object %s: ...%s", want, tail)
 		}
 		return objects, nbytes, nil
+	}
+}
+
+// sampleRSS reads the VmRSS of a process every rssSample until the
+// returned function is called, which answers the highest value seen (kB)
+// and the number of samples.
+func sampleRSS(pid int) func() (maxKB int64, samples int) {
+	stop := make(chan struct{})
+	var (
+		wg sync.WaitGroup
+		hi int64
+		n  int
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(rssSample)
+		defer t.Stop()
+		for {
+			if s, err := procStatus(pid); err == nil {
+				hi = max(hi, s.rssKB)
+				n++
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() (int64, int) {
+		close(stop)
+		wg.Wait()
+		return hi, n
 	}
 }
 

@@ -29,6 +29,8 @@ type summary struct {
 	dialects []*dialectLine
 
 	streams []streamResult
+
+	aggregate *aggregateResult
 }
 
 // scopedTarget is the throughput target of the scoped, column-limited read
@@ -175,6 +177,22 @@ func (s *summary) print(w io.Writer) {
 		}
 		fmt.Fprintf(&b, "%-26s peak RSS %.0f MB (target < %d MB)%s, %.1f s, %.0f MB at %.0f MB/s, %d rows read, gateway CPU %s\n",
 			label, r.peakMB(), rssTargetMB, mark, r.elapsed.Seconds(), float64(r.bytes)/(1<<20), r.mbps(), r.rows, cpu)
+	}
+	if a := s.aggregate; a != nil {
+		label := fmt.Sprintf("query_aggregate %d mi rows:", a.rows)
+		switch {
+		case a.elapsed == 0:
+			fmt.Fprintf(&b, "%-26s not measured (table written in %.1f s)\n", label, a.fill.Seconds())
+		case a.rssMissing:
+			fmt.Fprintf(&b, "%-26s peak RSS unavailable (no /proc), %.1f s\n", label, a.elapsed.Seconds())
+		default:
+			mark := ""
+			if a.peakMB() >= rssTargetMB {
+				mark = "  MISSED"
+			}
+			fmt.Fprintf(&b, "%-26s peak RSS %.0f MB (target < %d MB)%s, %.2f s (group_by with inner sum, in SQLite), table written in %.1f s\n",
+				label, a.peakMB(), rssTargetMB, mark, a.elapsed.Seconds(), a.fill.Seconds())
+		}
 	}
 	fmt.Fprint(w, b.String())
 }
