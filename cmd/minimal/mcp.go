@@ -54,6 +54,10 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case !*stdio:
 		return usagef("mcp: --stdio or --http is required (the gateway's HTTP endpoint is served by 'minimal serve' on --mcp-addr)")
 	}
+	// An agent that goes away closes our stdout and stderr: a write after
+	// that must fail, not end the process (SIGPIPE), so that the calls in
+	// flight finish and their journal entries are committed.
+	signal.Ignore(syscall.SIGPIPE)
 	if *tokenFile == "" {
 		return dropIn(ctx, dropInHTTP{}, stdin, stdout, stderr, *maxPage, *stmtTimeout)
 	}
