@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/go-chi/chi/v5"
 
@@ -56,9 +55,6 @@ type admin struct {
 	// keyOn is false when no usable key is configured.
 	keyDigest [sha256.Size]byte
 	keyOn     bool
-	// policyMu serializes the read-modify-write of a project's policy by
-	// this process (templates, bindings, locks, scopes).
-	policyMu sync.Mutex
 }
 
 // caller is who passed the admin guard: the operator (server key) or an

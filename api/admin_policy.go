@@ -2,9 +2,13 @@ package api
 
 import (
 	"context"
+	"errors"
+	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/permissions"
@@ -13,12 +17,16 @@ import (
 )
 
 // Templates, bindings, locks and scopes are the four sections of a
-// project's policy. Each admin call reads the policy (store.Policy),
-// changes one item and writes the whole policy back
-// (store.ReplacePolicy), so it is checked exactly as `minimal apply`
-// checks it and reaches every server through the change counter. Scope
-// filters are checked first with policy.CheckFilter, and parsed as the
-// engine will parse them.
+// project's policy. Each admin call reads the policy and its version
+// (store.VersionedPolicy), changes one item and writes the whole policy
+// back at that version (store.ReplacePolicyAt), so it is checked exactly
+// as `minimal apply` checks it, reaches every server through the change
+// counter, and never overwrites an edit made in between by any server.
+// Answers carry the version (field "version", header ETag); a write naming
+// one (If-Match, or "version" in the body) is refused with 409 once the
+// policy has moved past it; a write naming none is retried on a fresh read
+// until it applies. Scope filters are checked first with
+// policy.CheckFilter, and parsed as the engine will parse them.
 
 // ruleJSON is one rule of a template; a rule without columns grants every
 // column, and effect defaults to allow.
@@ -31,13 +39,14 @@ type ruleJSON struct {
 
 // templateJSON is a permission template as the admin API shows it.
 type templateJSON struct {
-	ID    string     `json:"id"`
-	Name  string     `json:"name"`
-	Rules []ruleJSON `json:"rules"`
+	ID      string     `json:"id"`
+	Name    string     `json:"name"`
+	Rules   []ruleJSON `json:"rules"`
+	Version int64      `json:"version"`
 }
 
-func templateOut(t store.Template) templateJSON {
-	out := templateJSON{ID: t.ID, Name: t.Name, Rules: make([]ruleJSON, len(t.Rules))}
+func templateOut(t store.Template, version int64) templateJSON {
+	out := templateJSON{ID: t.ID, Name: t.Name, Rules: make([]ruleJSON, len(t.Rules)), Version: version}
 	for i, r := range t.Rules {
 		out.Rules[i] = ruleJSON{Object: r.Object, Actions: r.Actions, Columns: r.Columns, Effect: r.Effect}
 	}
@@ -46,8 +55,9 @@ func templateOut(t store.Template) templateJSON {
 
 // templateBody creates a template or replaces its rules.
 type templateBody struct {
-	Name  *string     `json:"name"`
-	Rules *[]ruleJSON `json:"rules"`
+	Name    *string     `json:"name"`
+	Rules   *[]ruleJSON `json:"rules"`
+	Version *int64      `json:"version"`
 }
 
 func (b templateBody) rules() []store.Rule {
@@ -65,81 +75,162 @@ func (b templateBody) rules() []store.Rule {
 type bindingJSON struct {
 	Role      string   `json:"role"`
 	Templates []string `json:"templates"`
+	Version   int64    `json:"version"`
 }
 
-func bindingOut(b store.Binding) bindingJSON { return bindingJSON(b) }
+func bindingOut(b store.Binding, version int64) bindingJSON {
+	return bindingJSON{Role: b.Role, Templates: b.Templates, Version: version}
+}
 
 type bindingBody struct {
 	Role      *string   `json:"role"`
 	Templates *[]string `json:"templates"`
+	Version   *int64    `json:"version"`
 }
 
 // lockJSON is an operator's CRUD mask on an object pattern.
 type lockJSON struct {
-	ID     string `json:"id"`
-	Object string `json:"object"`
-	Mask   string `json:"mask"`
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Mask    string `json:"mask"`
+	Version int64  `json:"version"`
 }
 
 type lockBody struct {
-	Object *string `json:"object"`
-	Mask   *string `json:"mask"`
+	Object  *string `json:"object"`
+	Mask    *string `json:"mask"`
+	Version *int64  `json:"version"`
 }
 
 // scopeJSON restricts a role on objects matching a pattern to the rows a
 // filter selects.
 type scopeJSON struct {
-	Role   string `json:"role"`
-	Object string `json:"object"`
-	Filter string `json:"filter"`
+	Role    string `json:"role"`
+	Object  string `json:"object"`
+	Filter  string `json:"filter"`
+	Version int64  `json:"version"`
 }
 
-func scopeOut(s store.Scope) scopeJSON { return scopeJSON(s) }
+func scopeOut(s store.Scope, version int64) scopeJSON {
+	return scopeJSON{Role: s.Role, Object: s.Object, Filter: s.Filter, Version: version}
+}
 
 type scopeBody struct {
-	Role   *string `json:"role"`
-	Object *string `json:"object"`
-	Filter *string `json:"filter"`
+	Role    *string `json:"role"`
+	Object  *string `json:"object"`
+	Filter  *string `json:"filter"`
+	Version *int64  `json:"version"`
 }
 
-// editPolicy applies edit to the policy of a project and writes it back,
-// returning the policy as stored. Edits by this process are serialized;
-// like two `minimal apply` runs, two servers editing one project's policy
-// at the same instant leave the last write.
-func (a *admin) editPolicy(ctx context.Context, projectID string, edit func(*store.Policy) error) (store.Policy, error) {
-	a.policyMu.Lock()
-	defer a.policyMu.Unlock()
-	pol, err := a.s.st.Policy(ctx, projectID)
-	if err != nil {
-		return store.Policy{}, err
+// maxEditAttempts bounds how often a write that names no version is
+// retried on a fresh read when another write got in between.
+const maxEditAttempts = 20
+
+// editPolicy applies edit to the policy of a project and writes it back at
+// the version it read (a compare-and-swap in the store's transaction),
+// returning the policy and version as stored after it. want > 0 is the
+// version the caller read: a policy at another version is a 409 and is
+// not edited. With want 0 a write that lost the race is done again on a
+// fresh read (up to maxEditAttempts times), so no edit of another server
+// is ever overwritten.
+func (a *admin) editPolicy(ctx context.Context, projectID string, want int64, edit func(*store.Policy) error) (store.Policy, int64, error) {
+	for attempt := 1; ; attempt++ {
+		pol, v, err := a.s.st.VersionedPolicy(ctx, projectID)
+		if err != nil {
+			return store.Policy{}, 0, err
+		}
+		if want > 0 && v != want {
+			return store.Policy{}, 0, store.StaleVersion(want, v)
+		}
+		if err := edit(&pol); err != nil {
+			return store.Policy{}, 0, err
+		}
+		_, err = a.s.st.ReplacePolicyAt(ctx, projectID, pol, v)
+		if errors.Is(err, store.ErrStaleVersion) && want == 0 && attempt < maxEditAttempts {
+			// Another write got in: back off a little, at random, so
+			// that writers of several servers do not meet again.
+			select {
+			case <-time.After(time.Duration(rand.Int64N(int64(attempt) * int64(5*time.Millisecond)))):
+			case <-ctx.Done():
+				return store.Policy{}, 0, err
+			}
+			continue
+		}
+		if err != nil {
+			return store.Policy{}, 0, err
+		}
+		return a.s.st.VersionedPolicy(ctx, projectID)
 	}
-	if err := edit(&pol); err != nil {
-		return store.Policy{}, err
-	}
-	if err := a.s.st.ReplacePolicy(ctx, projectID, pol); err != nil {
-		return store.Policy{}, err
-	}
-	return a.s.st.Policy(ctx, projectID)
 }
 
-// answerItem writes items[i] as read back after a write, or a 409 when
-// another server removed it in between.
-func answerItem[T, J any](w http.ResponseWriter, r *http.Request, status int, items []T, i int, out func(T) J) {
+// wantVersion returns the policy version a write names, 0 for none: the
+// If-Match header (the ETag of an answer, "7"; W/"7" and 7 are accepted
+// too; * names none) or the body's "version" field. Both given must agree.
+func wantVersion(r *http.Request, body *int64) (int64, error) {
+	var header int64
+	if vals := r.Header.Values("If-Match"); len(vals) > 0 {
+		tags := strings.Split(strings.Join(vals, ","), ",")
+		if len(tags) > 1 {
+			return 0, fault.New(fault.Invalid, "If-Match names %d versions: send the one ETag you read", len(tags))
+		}
+		tag := strings.TrimSpace(tags[0])
+		if tag != "*" {
+			n, err := strconv.ParseInt(strings.Trim(strings.TrimPrefix(tag, "W/"), `"`), 10, 64)
+			if err != nil || n <= 0 {
+				return 0, fault.New(fault.Invalid, "If-Match %q is not a version of this policy: send the ETag of a GET, e.g. \"7\"", tag)
+			}
+			header = n
+		}
+	}
+	if body == nil {
+		return header, nil
+	}
+	if *body <= 0 {
+		return 0, fault.New(fault.Invalid, "field \"version\" must be a version of this policy (1 or more), got %d", *body)
+	}
+	if header != 0 && header != *body {
+		return 0, fault.New(fault.Invalid, "If-Match names version %d but field \"version\" is %d: send one", header, *body)
+	}
+	return *body, nil
+}
+
+// answerItem writes items[i] as read back after a write, with the
+// policy's version in its ETag, or a 409 when another server removed the
+// item in between.
+func answerItem[T, J any](w http.ResponseWriter, r *http.Request, status int, items []T, i int, version int64, out func(T, int64) J) {
 	if i < 0 {
 		writeError(w, r, fault.New(fault.Conflict, "the item was changed concurrently: read it again"))
 		return
 	}
-	writeJSON(w, status, out(items[i]))
+	setETag(w, version)
+	writeJSON(w, status, out(items[i], version))
 }
 
-// policyOf resolves the project of a request and reads its policy.
-func (a *admin) policyOf(r *http.Request) (store.Project, store.Policy, error) {
+// answerList writes the items of one policy section with the policy's
+// version in their ETag.
+func answerList[T, J any](w http.ResponseWriter, items []T, version int64, out func(T, int64) J) {
+	list := make([]J, len(items))
+	for i, x := range items {
+		list[i] = out(x, version)
+	}
+	setETag(w, version)
+	writeList(w, list)
+}
+
+// setETag sends the policy version as a strong entity tag.
+func setETag(w http.ResponseWriter, version int64) {
+	w.Header().Set("ETag", `"`+strconv.FormatInt(version, 10)+`"`)
+}
+
+// policyOf resolves the project of a request and reads its policy and
+// version.
+func (a *admin) policyOf(r *http.Request) (store.Project, store.Policy, int64, error) {
 	_, p, err := a.project(r)
 	if err != nil {
-		return store.Project{}, store.Policy{}, err
+		return store.Project{}, store.Policy{}, 0, err
 	}
-	pol, err := a.s.st.Policy(r.Context(), p.ID)
-	return p, pol, err
+	pol, v, err := a.s.st.VersionedPolicy(r.Context(), p.ID)
+	return p, pol, v, err
 }
 
 // sameKey refuses a body field that names another item than the path.
@@ -155,16 +246,12 @@ func findTemplate(pol store.Policy, name string) int {
 }
 
 func (a *admin) listTemplates(w http.ResponseWriter, r *http.Request) {
-	_, pol, err := a.policyOf(r)
+	_, pol, v, err := a.policyOf(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	out := make([]templateJSON, len(pol.Templates))
-	for i, t := range pol.Templates {
-		out[i] = templateOut(t)
-	}
-	writeList(w, out)
+	answerList(w, pol.Templates, v, templateOut)
 }
 
 func (a *admin) createTemplate(w http.ResponseWriter, r *http.Request) {
@@ -178,12 +265,17 @@ func (a *admin) createTemplate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	want, err := wantVersion(r, b.Version)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	if b.Name == nil {
 		writeError(w, r, required("name", ""))
 		return
 	}
 	name := *b.Name
-	pol, err := a.editPolicy(r.Context(), p.ID, func(pol *store.Policy) error {
+	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
 		if findTemplate(*pol, name) >= 0 {
 			return fault.New(fault.Conflict, "template %q already exists", name)
 		}
@@ -194,11 +286,11 @@ func (a *admin) createTemplate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	answerItem(w, r, http.StatusCreated, pol.Templates, findTemplate(pol, name), templateOut)
+	answerItem(w, r, http.StatusCreated, pol.Templates, findTemplate(pol, name), v, templateOut)
 }
 
 func (a *admin) getTemplate(w http.ResponseWriter, r *http.Request) {
-	_, pol, err := a.policyOf(r)
+	_, pol, v, err := a.policyOf(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -209,7 +301,7 @@ func (a *admin) getTemplate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, fault.New(fault.NotFound, "template %q not found", name))
 		return
 	}
-	writeJSON(w, http.StatusOK, templateOut(pol.Templates[i]))
+	answerItem(w, r, http.StatusOK, pol.Templates, i, v, templateOut)
 }
 
 // putTemplate replaces the rules of a template.
@@ -225,6 +317,11 @@ func (a *admin) putTemplate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	want, err := wantVersion(r, b.Version)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	if err := sameKey("name", b.Name, name); err != nil {
 		writeError(w, r, err)
 		return
@@ -233,7 +330,7 @@ func (a *admin) putTemplate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, required("rules", ""))
 		return
 	}
-	pol, err := a.editPolicy(r.Context(), p.ID, func(pol *store.Policy) error {
+	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
 		i := findTemplate(*pol, name)
 		if i < 0 {
 			return fault.New(fault.NotFound, "template %q not found", name)
@@ -245,7 +342,7 @@ func (a *admin) putTemplate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	answerItem(w, r, http.StatusOK, pol.Templates, findTemplate(pol, name), templateOut)
+	answerItem(w, r, http.StatusOK, pol.Templates, findTemplate(pol, name), v, templateOut)
 }
 
 // deleteTemplate removes a template no binding names.
@@ -256,7 +353,12 @@ func (a *admin) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := pathParam(r, "template")
-	_, err = a.editPolicy(r.Context(), p.ID, func(pol *store.Policy) error {
+	want, err := wantVersion(r, nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	_, _, err = a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
 		i := findTemplate(*pol, name)
 		if i < 0 {
 			return fault.New(fault.NotFound, "template %q not found", name)
@@ -285,16 +387,12 @@ func findBinding(pol store.Policy, role string) int {
 }
 
 func (a *admin) listBindings(w http.ResponseWriter, r *http.Request) {
-	_, pol, err := a.policyOf(r)
+	_, pol, v, err := a.policyOf(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	out := make([]bindingJSON, len(pol.Bindings))
-	for i, b := range pol.Bindings {
-		out[i] = bindingOut(b)
-	}
-	writeList(w, out)
+	answerList(w, pol.Bindings, v, bindingOut)
 }
 
 func (a *admin) createBinding(w http.ResponseWriter, r *http.Request) {
@@ -308,6 +406,11 @@ func (a *admin) createBinding(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	want, err := wantVersion(r, b.Version)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	if b.Role == nil {
 		writeError(w, r, required("role", ""))
 		return
@@ -317,7 +420,7 @@ func (a *admin) createBinding(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	role := *b.Role
-	pol, err := a.editPolicy(r.Context(), p.ID, func(pol *store.Policy) error {
+	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
 		if findBinding(*pol, role) >= 0 {
 			return fault.New(fault.Conflict, "role %q is already bound: change its binding instead", role)
 		}
@@ -328,11 +431,11 @@ func (a *admin) createBinding(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	answerItem(w, r, http.StatusCreated, pol.Bindings, findBinding(pol, role), bindingOut)
+	answerItem(w, r, http.StatusCreated, pol.Bindings, findBinding(pol, role), v, bindingOut)
 }
 
 func (a *admin) getBinding(w http.ResponseWriter, r *http.Request) {
-	_, pol, err := a.policyOf(r)
+	_, pol, v, err := a.policyOf(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -343,7 +446,7 @@ func (a *admin) getBinding(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, fault.New(fault.NotFound, "role %q has no binding", role))
 		return
 	}
-	writeJSON(w, http.StatusOK, bindingOut(pol.Bindings[i]))
+	answerItem(w, r, http.StatusOK, pol.Bindings, i, v, bindingOut)
 }
 
 // putBinding replaces the templates bound to a role.
@@ -359,6 +462,11 @@ func (a *admin) putBinding(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	want, err := wantVersion(r, b.Version)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	if err := sameKey("role", b.Role, role); err != nil {
 		writeError(w, r, err)
 		return
@@ -367,7 +475,7 @@ func (a *admin) putBinding(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, required("templates", ""))
 		return
 	}
-	pol, err := a.editPolicy(r.Context(), p.ID, func(pol *store.Policy) error {
+	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
 		i := findBinding(*pol, role)
 		if i < 0 {
 			return fault.New(fault.NotFound, "role %q has no binding", role)
@@ -379,7 +487,7 @@ func (a *admin) putBinding(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	answerItem(w, r, http.StatusOK, pol.Bindings, findBinding(pol, role), bindingOut)
+	answerItem(w, r, http.StatusOK, pol.Bindings, findBinding(pol, role), v, bindingOut)
 }
 
 func (a *admin) deleteBinding(w http.ResponseWriter, r *http.Request) {
@@ -389,7 +497,12 @@ func (a *admin) deleteBinding(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	role := pathParam(r, "role")
-	_, err = a.editPolicy(r.Context(), p.ID, func(pol *store.Policy) error {
+	want, err := wantVersion(r, nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	_, _, err = a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
 		i := findBinding(*pol, role)
 		if i < 0 {
 			return fault.New(fault.NotFound, "role %q has no binding", role)
@@ -408,19 +521,17 @@ func findLock(pol store.Policy, object string) int {
 	return slices.IndexFunc(pol.Locks, func(l store.Lock) bool { return l.Pattern == object })
 }
 
-func lockOut(l store.Lock) lockJSON { return lockJSON{ID: l.ID, Object: l.Pattern, Mask: l.Mask} }
+func lockOut(l store.Lock, version int64) lockJSON {
+	return lockJSON{ID: l.ID, Object: l.Pattern, Mask: l.Mask, Version: version}
+}
 
 func (a *admin) listLocks(w http.ResponseWriter, r *http.Request) {
-	_, pol, err := a.policyOf(r)
+	_, pol, v, err := a.policyOf(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	out := make([]lockJSON, len(pol.Locks))
-	for i, l := range pol.Locks {
-		out[i] = lockOut(l)
-	}
-	writeList(w, out)
+	answerList(w, pol.Locks, v, lockOut)
 }
 
 // createLock adds a lock; the engine applies it within its poll interval.
@@ -435,6 +546,11 @@ func (a *admin) createLock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	want, err := wantVersion(r, b.Version)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	if b.Object == nil {
 		writeError(w, r, required("object", ""))
 		return
@@ -444,7 +560,7 @@ func (a *admin) createLock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	object := *b.Object
-	pol, err := a.editPolicy(r.Context(), p.ID, func(pol *store.Policy) error {
+	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
 		if findLock(*pol, object) >= 0 {
 			return fault.New(fault.Conflict, "a lock on %q already exists: change its mask instead", object)
 		}
@@ -455,11 +571,11 @@ func (a *admin) createLock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	answerItem(w, r, http.StatusCreated, pol.Locks, findLock(pol, object), lockOut)
+	answerItem(w, r, http.StatusCreated, pol.Locks, findLock(pol, object), v, lockOut)
 }
 
 func (a *admin) getLock(w http.ResponseWriter, r *http.Request) {
-	_, pol, err := a.policyOf(r)
+	_, pol, v, err := a.policyOf(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -470,7 +586,7 @@ func (a *admin) getLock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, fault.New(fault.NotFound, "no lock on %q", object))
 		return
 	}
-	writeJSON(w, http.StatusOK, lockOut(pol.Locks[i]))
+	answerItem(w, r, http.StatusOK, pol.Locks, i, v, lockOut)
 }
 
 // putLock changes the mask of a lock.
@@ -486,6 +602,11 @@ func (a *admin) putLock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	want, err := wantVersion(r, b.Version)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	if err := sameKey("object", b.Object, object); err != nil {
 		writeError(w, r, err)
 		return
@@ -494,7 +615,7 @@ func (a *admin) putLock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, required("mask", ""))
 		return
 	}
-	pol, err := a.editPolicy(r.Context(), p.ID, func(pol *store.Policy) error {
+	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
 		i := findLock(*pol, object)
 		if i < 0 {
 			return fault.New(fault.NotFound, "no lock on %q", object)
@@ -506,7 +627,7 @@ func (a *admin) putLock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	answerItem(w, r, http.StatusOK, pol.Locks, findLock(pol, object), lockOut)
+	answerItem(w, r, http.StatusOK, pol.Locks, findLock(pol, object), v, lockOut)
 }
 
 func (a *admin) deleteLock(w http.ResponseWriter, r *http.Request) {
@@ -516,7 +637,12 @@ func (a *admin) deleteLock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	object := pathParam(r, "object")
-	_, err = a.editPolicy(r.Context(), p.ID, func(pol *store.Policy) error {
+	want, err := wantVersion(r, nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	_, _, err = a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
 		i := findLock(*pol, object)
 		if i < 0 {
 			return fault.New(fault.NotFound, "no lock on %q", object)
@@ -548,16 +674,12 @@ func checkScopeFilter(filter string) error {
 }
 
 func (a *admin) listScopes(w http.ResponseWriter, r *http.Request) {
-	_, pol, err := a.policyOf(r)
+	_, pol, v, err := a.policyOf(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	out := make([]scopeJSON, len(pol.Scopes))
-	for i, s := range pol.Scopes {
-		out[i] = scopeOut(s)
-	}
-	writeList(w, out)
+	answerList(w, pol.Scopes, v, scopeOut)
 }
 
 func (a *admin) createScope(w http.ResponseWriter, r *http.Request) {
@@ -568,6 +690,11 @@ func (a *admin) createScope(w http.ResponseWriter, r *http.Request) {
 	}
 	var b scopeBody
 	if err := a.decodeStrict(w, r, &b); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	want, err := wantVersion(r, b.Version)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -585,7 +712,7 @@ func (a *admin) createScope(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sc := store.Scope{Role: *b.Role, Object: *b.Object, Filter: *b.Filter}
-	pol, err := a.editPolicy(r.Context(), p.ID, func(pol *store.Policy) error {
+	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
 		if findScope(*pol, sc.Role, sc.Object) >= 0 {
 			return fault.New(fault.Conflict, "role %q already has a scope on %q: change its filter instead", sc.Role, sc.Object)
 		}
@@ -596,11 +723,11 @@ func (a *admin) createScope(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	answerItem(w, r, http.StatusCreated, pol.Scopes, findScope(pol, sc.Role, sc.Object), scopeOut)
+	answerItem(w, r, http.StatusCreated, pol.Scopes, findScope(pol, sc.Role, sc.Object), v, scopeOut)
 }
 
 func (a *admin) getScope(w http.ResponseWriter, r *http.Request) {
-	_, pol, err := a.policyOf(r)
+	_, pol, v, err := a.policyOf(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -611,7 +738,7 @@ func (a *admin) getScope(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, fault.New(fault.NotFound, "role %q has no scope on %q", role, object))
 		return
 	}
-	writeJSON(w, http.StatusOK, scopeOut(pol.Scopes[i]))
+	answerItem(w, r, http.StatusOK, pol.Scopes, i, v, scopeOut)
 }
 
 // putScope replaces the filter of a scope.
@@ -624,6 +751,11 @@ func (a *admin) putScope(w http.ResponseWriter, r *http.Request) {
 	role, object := pathParam(r, "role"), pathParam(r, "object")
 	var b scopeBody
 	if err := a.decodeStrict(w, r, &b); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	want, err := wantVersion(r, b.Version)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -643,7 +775,7 @@ func (a *admin) putScope(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	pol, err := a.editPolicy(r.Context(), p.ID, func(pol *store.Policy) error {
+	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
 		i := findScope(*pol, role, object)
 		if i < 0 {
 			return fault.New(fault.NotFound, "role %q has no scope on %q", role, object)
@@ -655,7 +787,7 @@ func (a *admin) putScope(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	answerItem(w, r, http.StatusOK, pol.Scopes, findScope(pol, role, object), scopeOut)
+	answerItem(w, r, http.StatusOK, pol.Scopes, findScope(pol, role, object), v, scopeOut)
 }
 
 func (a *admin) deleteScope(w http.ResponseWriter, r *http.Request) {
@@ -665,7 +797,12 @@ func (a *admin) deleteScope(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	role, object := pathParam(r, "role"), pathParam(r, "object")
-	_, err = a.editPolicy(r.Context(), p.ID, func(pol *store.Policy) error {
+	want, err := wantVersion(r, nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	_, _, err = a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
 		i := findScope(*pol, role, object)
 		if i < 0 {
 			return fault.New(fault.NotFound, "role %q has no scope on %q", role, object)

@@ -177,7 +177,8 @@ func (d *document) crud(r resource) {
 		"responses": withErrors(obj{"204": obj{"description": "Deleted."}}, "401", "403", "404", "409")})
 }
 
-const policyNote = "The project's policy is read, changed and written back whole, with the checks of `minimal apply`; servers apply it within about two seconds."
+const policyNote = "The project's policy is read, changed and written back whole, with the checks of `minimal apply`; servers apply it within about two seconds. " +
+	"Answers carry the policy's version (field `version`, header `ETag`); a write naming the version it read (header `If-Match`, or field `version`) answers 409 once the policy has moved past it. A write naming none is applied to the current policy, never over another server's edit."
 
 // openAPI builds the document.
 func openAPI() obj {
@@ -334,11 +335,11 @@ func openAPI() obj {
 	d.crud(resource{tag: "admin: policy", coll: adminProject + "/templates", item: adminProject + "/templates/{template}", noun: "template", id: "Template", schema: "Template",
 		create: "TemplateCreate", update: "TemplatePut", updateVerb: "PUT", deleteNote: "Refused (409) while a binding names it.", extra: policyNote})
 	d.crud(resource{tag: "admin: policy", coll: adminProject + "/bindings", item: adminProject + "/bindings/{role}", noun: "binding", id: "Binding", schema: "Binding",
-		create: "Binding", update: "BindingPut", updateVerb: "PUT", extra: policyNote})
+		create: "BindingCreate", update: "BindingPut", updateVerb: "PUT", extra: policyNote})
 	d.crud(resource{tag: "admin: policy", coll: adminProject + "/locks", item: adminProject + "/locks/{object}", noun: "lock", id: "Lock", schema: "Lock",
 		create: "LockCreate", update: "LockPut", updateVerb: "PUT", extra: policyNote})
 	d.crud(resource{tag: "admin: policy", coll: adminProject + "/scopes", item: adminProject + "/scopes/{role}/{object}", noun: "scope", id: "Scope", schema: "Scope",
-		create: "Scope", update: "ScopePut", updateVerb: "PUT", extra: policyNote + " Filters are checked like `minimal apply` checks them."})
+		create: "ScopeCreate", update: "ScopePut", updateVerb: "PUT", extra: policyNote + " Filters are checked like `minimal apply` checks them."})
 
 	customItem := adminProject + "/apis/{method}/{version}/{uri}"
 	customNote := "Checked like the custom_apis section of a policy file (custom.Check) before it is stored; servers serve it within about two seconds."
@@ -402,6 +403,8 @@ func object(required []string, props obj) obj {
 func components() obj {
 	stamp := obj{"type": "string", "format": "date-time"}
 	mask := obj{"type": "string", "pattern": "^[c-][r-][u-][d-]$", "description": "CRUD mask in create-read-update-delete order: crud, -r--, cr--, …"}
+	policyVersion := obj{"type": "integer", "description": "The version of the project's policy this was read at; also sent as the ETag."}
+	writeVersion := obj{"type": "integer", "description": "The policy version this edit was read at, as If-Match does: 409 once the policy has moved past it."}
 	rule := object([]string{"object", "actions"}, obj{
 		"object":  str("Object pattern type[/schema[/table]], a glob per segment."),
 		"actions": obj{"type": "array", "minItems": 1, "items": obj{"type": "string", "enum": []string{"create", "read", "update", "delete", "schema"}}},
@@ -511,17 +514,20 @@ func components() obj {
 			"ConnectionTest": obj{"type": "object", "properties": obj{"status": obj{"type": "string", "const": "ok"}, "type": obj{"type": "string"}, "schema": obj{"type": "string"}}},
 			"Rule":           rule,
 			"Template": obj{"type": "object", "properties": obj{"id": obj{"type": "string"}, "name": obj{"type": "string"},
-				"rules": obj{"type": "array", "items": schemaRef("Rule")}}},
-			"TemplateCreate": object([]string{"name"}, obj{"name": obj{"type": "string"}, "rules": obj{"type": "array", "items": schemaRef("Rule")}}),
-			"TemplatePut":    object([]string{"rules"}, obj{"name": str("Accepted only equal to the path."), "rules": obj{"type": "array", "items": schemaRef("Rule")}}),
-			"Binding":        object([]string{"role", "templates"}, obj{"role": obj{"type": "string"}, "templates": strs("Template names.")}),
-			"BindingPut":     object([]string{"templates"}, obj{"role": str("Accepted only equal to the path."), "templates": strs("Template names.")}),
-			"Lock":           obj{"type": "object", "properties": obj{"id": obj{"type": "string"}, "object": str("Object pattern."), "mask": mask}},
-			"LockCreate":     object([]string{"object", "mask"}, obj{"object": str("Object pattern type[/schema[/table]]."), "mask": mask}),
-			"LockPut":        object([]string{"mask"}, obj{"object": str("Accepted only equal to the path."), "mask": mask}),
+				"rules": obj{"type": "array", "items": schemaRef("Rule")}, "version": policyVersion}},
+			"TemplateCreate": object([]string{"name"}, obj{"name": obj{"type": "string"}, "rules": obj{"type": "array", "items": schemaRef("Rule")}, "version": writeVersion}),
+			"TemplatePut":    object([]string{"rules"}, obj{"name": str("Accepted only equal to the path."), "rules": obj{"type": "array", "items": schemaRef("Rule")}, "version": writeVersion}),
+			"Binding":        object([]string{"role", "templates"}, obj{"role": obj{"type": "string"}, "templates": strs("Template names."), "version": policyVersion}),
+			"BindingCreate":  object([]string{"role", "templates"}, obj{"role": obj{"type": "string"}, "templates": strs("Template names."), "version": writeVersion}),
+			"BindingPut":     object([]string{"templates"}, obj{"role": str("Accepted only equal to the path."), "templates": strs("Template names."), "version": writeVersion}),
+			"Lock":           obj{"type": "object", "properties": obj{"id": obj{"type": "string"}, "object": str("Object pattern."), "mask": mask, "version": policyVersion}},
+			"LockCreate":     object([]string{"object", "mask"}, obj{"object": str("Object pattern type[/schema[/table]]."), "mask": mask, "version": writeVersion}),
+			"LockPut":        object([]string{"mask"}, obj{"object": str("Accepted only equal to the path."), "mask": mask, "version": writeVersion}),
 			"Scope": object([]string{"role", "object", "filter"}, obj{"role": obj{"type": "string"}, "object": str("Object pattern."),
-				"filter": str("REST filter terms joined by &, with {identity}, {space}, {org}, {project}, {claims.NAME}.")}),
-			"ScopePut": object([]string{"filter"}, obj{"role": str("Accepted only equal to the path."), "object": str("Accepted only equal to the path."), "filter": obj{"type": "string"}}),
+				"filter": str("REST filter terms joined by &, with {identity}, {space}, {org}, {project}, {claims.NAME}."), "version": policyVersion}),
+			"ScopeCreate": object([]string{"role", "object", "filter"}, obj{"role": obj{"type": "string"}, "object": str("Object pattern."),
+				"filter": str("REST filter terms joined by &, with {identity}, {space}, {org}, {project}, {claims.NAME}."), "version": writeVersion}),
+			"ScopePut": object([]string{"filter"}, obj{"role": str("Accepted only equal to the path."), "object": str("Accepted only equal to the path."), "filter": obj{"type": "string"}, "version": writeVersion}),
 		},
 	}
 }

@@ -174,6 +174,9 @@ func (s *Store) AddLock(ctx context.Context, l Lock) (Lock, error) {
 			`SELECT 1 FROM locks WHERE project_id = ? AND pattern = ?`, l.ProjectID, l.Pattern); err != nil {
 			return err
 		}
+		if _, err := bumpPolicy(ctx, tx, l.ProjectID, 0); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO locks (id, project_id, pattern, mask, created_at) VALUES (?, ?, ?, ?, ?)`,
 			l.ID, l.ProjectID, l.Pattern, l.Mask, stamp)
 		return err
@@ -211,6 +214,10 @@ func (s *Store) RemoveLock(ctx context.Context, projectID, pattern string) error
 		if err != nil {
 			return err
 		}
-		return mustAffect(res, fault.New(fault.NotFound, "lock on %q not found", pattern))
+		if err := mustAffect(res, fault.New(fault.NotFound, "lock on %q not found", pattern)); err != nil {
+			return err
+		}
+		_, err = bumpPolicy(ctx, tx, projectID, 0)
+		return err
 	})
 }

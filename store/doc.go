@@ -52,6 +52,11 @@
 // and one change-counter bump, after checking it as a whole (CheckPolicy
 // runs the same checks without writing). Scope filters are stored as text;
 // their grammar is checked by package policy, which store does not import.
+// Every policy write advances the project's policy version; an edit of
+// what VersionedPolicy read is written with ReplacePolicyAt, which compares
+// and advances the version in its transaction, so replicas sharing a
+// PostgreSQL control plane never overwrite each other's edits (a moved
+// version is fault.Conflict wrapping ErrStaleVersion).
 //
 // # Secrets
 //

@@ -29,6 +29,10 @@ const (
 // maxFilterLen bounds a scope filter; a filter is a handful of terms.
 const maxFilterLen = 4096
 
+// ErrStaleVersion is the cause of the fault.Conflict that ReplacePolicyAt
+// returns when the policy is no longer at the version the caller read.
+var ErrStaleVersion = errors.New("store: stale policy version")
+
 // Policy returns the permission state of a project in a deterministic
 // order (byte order of the keys, the same on every backend): templates by
 // name with their rules by position, bindings by role with template names
@@ -37,24 +41,78 @@ const maxFilterLen = 4096
 // its Effect set. It reads one consistent snapshot. An unknown project is
 // fault.NotFound.
 func (s *Store) Policy(ctx context.Context, projectID string) (Policy, error) {
+	p, _, err := s.VersionedPolicy(ctx, projectID)
+	return p, err
+}
+
+// VersionedPolicy is Policy with the version of the policy read in the
+// same snapshot. Every write of a project's policy advances its version
+// (ReplacePolicy, ReplacePolicyAt, AddLock, RemoveLock); a caller that
+// edits what it read writes it back with ReplacePolicyAt and that version,
+// so an edit made in between, by any server, is never overwritten.
+func (s *Store) VersionedPolicy(ctx context.Context, projectID string) (Policy, int64, error) {
 	const op = "store: read policy"
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return Policy{}, dbErr(err, op)
+		return Policy{}, 0, dbErr(err, op)
 	}
 	defer tx.Rollback()
-	if err := projectExists(ctx, tx, projectID); err != nil {
-		return Policy{}, err
+	var version int64
+	switch err := tx.QueryRowContext(ctx, `SELECT policy_version FROM projects WHERE id = ?`, projectID).Scan(&version); {
+	case errors.Is(err, sql.ErrNoRows):
+		return Policy{}, 0, fault.New(fault.NotFound, "project id %q not found", projectID)
+	case err != nil:
+		return Policy{}, 0, dbErr(err, op)
 	}
 	p, err := readPolicy(ctx, tx, projectID)
 	if err != nil {
 		var fe *fault.Error
 		if errors.As(err, &fe) {
-			return Policy{}, err
+			return Policy{}, 0, err
 		}
-		return Policy{}, dbErr(err, op)
+		return Policy{}, 0, dbErr(err, op)
 	}
-	return p, nil
+	return p, version, nil
+}
+
+// bumpPolicy advances the policy version of a project inside a write
+// transaction. With at > 0 it does so only while the version is at: the
+// comparison and the increment are one UPDATE, which holds the project's
+// row until the transaction ends, so two writers of one version cannot
+// both pass (on PostgreSQL the second waits, then finds the version moved).
+// It returns the new version; a moved version is fault.Conflict wrapping
+// ErrStaleVersion.
+func bumpPolicy(ctx context.Context, tx *sql.Tx, projectID string, at int64) (int64, error) {
+	q, args := `UPDATE projects SET policy_version = policy_version + 1 WHERE id = ?`, []any{projectID}
+	if at > 0 {
+		q, args = q+` AND policy_version = ?`, append(args, at)
+	}
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	var now int64
+	switch err := tx.QueryRowContext(ctx, `SELECT policy_version FROM projects WHERE id = ?`, projectID).Scan(&now); {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, fault.New(fault.NotFound, "project id %q not found", projectID)
+	case err != nil:
+		return 0, err
+	}
+	if n == 0 {
+		return 0, StaleVersion(at, now)
+	}
+	return now, nil
+}
+
+// StaleVersion is the error of a write of the policy at version at when it
+// is at version now: fault.Conflict wrapping ErrStaleVersion.
+func StaleVersion(at, now int64) error {
+	return fault.Wrap(fault.Conflict, ErrStaleVersion,
+		"the policy of this project changed since version %d (it is at version %d now): read it again and retry", at, now)
 }
 
 // ReplacePolicy makes p the whole permission state of a project: its
@@ -71,31 +129,56 @@ func (s *Store) Policy(ctx context.Context, projectID string) (Policy, error) {
 // path.Match globs; masks of four CRUD characters; non-empty scope filters;
 // no duplicate template name, binding role, template within a binding,
 // (role, object) scope or lock pattern; every binding naming templates of
-// p. An unknown project is fault.NotFound.
+// p. An unknown project is fault.NotFound. The policy's version advances
+// by one, whatever it was: this is last-write-wins, as `minimal apply`
+// wants; an edit of what was read uses ReplacePolicyAt.
 func (s *Store) ReplacePolicy(ctx context.Context, projectID string, p Policy) error {
+	_, err := s.replacePolicy(ctx, projectID, p, 0)
+	return err
+}
+
+// ReplacePolicyAt is ReplacePolicy applied only while the policy is still
+// at version (as VersionedPolicy read it, > 0): the version is compared and
+// advanced in the transaction that writes the policy. It returns the new
+// version; a policy at another version is left as it is and the answer is
+// fault.Conflict wrapping ErrStaleVersion.
+func (s *Store) ReplacePolicyAt(ctx context.Context, projectID string, p Policy, version int64) (int64, error) {
+	if version <= 0 {
+		return 0, fault.New(fault.Invalid, "policy version %d: versions start at 1", version)
+	}
+	return s.replacePolicy(ctx, projectID, p, version)
+}
+
+func (s *Store) replacePolicy(ctx context.Context, projectID string, p Policy, at int64) (int64, error) {
 	n, err := normPolicy(p)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// Ids are made before the transaction so it holds the write lock only
 	// for the statements.
 	newIDs := make([]string, len(n.Templates)+len(n.Locks))
 	for i := range newIDs {
 		if newIDs[i], err = newID(); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	rows := make([][]ruleRow, len(n.Templates))
 	for i, t := range n.Templates {
 		if rows[i], err = encodeRules(t); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	_, stamp := now()
-	return s.write(ctx, "store: replace policy", func(tx *sql.Tx) error {
+	var version int64
+	err = s.write(ctx, "store: replace policy", func(tx *sql.Tx) error {
 		if err := projectExists(ctx, tx, projectID); err != nil {
 			return err
 		}
+		v, err := bumpPolicy(ctx, tx, projectID, at)
+		if err != nil {
+			return err
+		}
+		version = v
 		oldTemplates, err := pairs(ctx, tx, `SELECT name, id FROM templates WHERE project_id = ?`, projectID)
 		if err != nil {
 			return err
@@ -180,6 +263,10 @@ VALUES (?, ?, ?, ?, ?, ?)`, id, pos, r.object, r.actions, r.columns, r.effect); 
 		}
 		return nil
 	})
+	if err != nil {
+		return 0, err
+	}
+	return version, nil
 }
 
 // ruleRow is a rule in its stored form.
