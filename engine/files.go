@@ -63,7 +63,7 @@ var fileRights = map[FileOp]struct {
 // The audit log's actions of the file operations.
 const (
 	auditRead  = "read"
-	auditWrite = rawAction
+	auditWrite = "write"
 )
 
 // fileCall runs one gated, audited call of a source's capability on an
