@@ -91,30 +91,7 @@ func (r *renderer) aggregate(p *query.Plan) error {
 			return err
 		}
 	}
-	for i, o := range p.Order {
-		if i == 0 {
-			r.sb.WriteString(" ORDER BY ")
-		} else {
-			r.sb.WriteString(", ")
-		}
-		if err := r.ref(o.Column); err != nil {
-			return err
-		}
-		if o.Desc {
-			r.sb.WriteString(" DESC")
-		} else {
-			r.sb.WriteString(" ASC")
-		}
-	}
-	if p.Limit > 0 || p.Offset > 0 {
-		limit := p.Limit
-		if limit == 0 {
-			limit = -1
-		}
-		r.sb.WriteString(" LIMIT ? OFFSET ?")
-		r.args = append(r.args, limit, p.Offset)
-	}
-	return nil
+	return r.orderPage(p)
 }
 
 // as writes " AS " and name as a quoted identifier.

@@ -58,28 +58,8 @@ func (Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
 		if err := r.where(p.Where); err != nil {
 			return dialects.Stmt{}, err
 		}
-		for i, o := range p.Order {
-			if i == 0 {
-				r.sb.WriteString(" ORDER BY ")
-			} else {
-				r.sb.WriteString(", ")
-			}
-			if err := r.ref(o.Column); err != nil {
-				return dialects.Stmt{}, err
-			}
-			if o.Desc {
-				r.sb.WriteString(" DESC")
-			} else {
-				r.sb.WriteString(" ASC")
-			}
-		}
-		if p.Limit > 0 || p.Offset > 0 {
-			limit := p.Limit
-			if limit == 0 {
-				limit = -1
-			}
-			r.sb.WriteString(" LIMIT ? OFFSET ?")
-			r.args = append(r.args, limit, p.Offset)
+		if err := r.orderPage(p); err != nil {
+			return dialects.Stmt{}, err
 		}
 	case query.Update:
 		if err := checkSet(p.Set, fault.Unsupported); err != nil {
@@ -209,6 +189,35 @@ type renderer struct {
 	// result is set while the conditions and order of an aggregate read
 	// name its result columns, not the table's.
 	result bool
+}
+
+// orderPage writes a read's ORDER BY and its page (LIMIT -1 when only an
+// offset is given).
+func (r *renderer) orderPage(p *query.Plan) error {
+	for i, o := range p.Order {
+		if i == 0 {
+			r.sb.WriteString(" ORDER BY ")
+		} else {
+			r.sb.WriteString(", ")
+		}
+		if err := r.ref(o.Column); err != nil {
+			return err
+		}
+		if o.Desc {
+			r.sb.WriteString(" DESC")
+		} else {
+			r.sb.WriteString(" ASC")
+		}
+	}
+	if p.Limit > 0 || p.Offset > 0 {
+		limit := p.Limit
+		if limit == 0 {
+			limit = -1
+		}
+		r.sb.WriteString(" LIMIT ? OFFSET ?")
+		r.args = append(r.args, limit, p.Offset)
+	}
+	return nil
 }
 
 // selection renders the SELECT of the rows an update or delete acts on.
