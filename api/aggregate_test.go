@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,7 +46,8 @@ fields:
 // only), hidden and unknown columns are refused as unknown (400), a sum of
 // text is refused, and the lock and template gates refuse as for any read.
 func TestAggregateAcrossDialects(t *testing.T) {
-	g := newGateway(t, engine.Config{})
+	audit := &auditRecorder{}
+	g := newGateway(t, engine.Config{Audit: audit})
 	ctx := context.Background()
 	name := g.dialectDBs("ag", map[string][]string{
 		"pg": {`CREATE TABLE {db}.sales (id bigint PRIMARY KEY, region text NOT NULL, qty int, price numeric(10,2) NOT NULL, day date NOT NULL)`},
@@ -99,21 +101,41 @@ func TestAggregateAcrossDialects(t *testing.T) {
 	plan := func(typ string) *query.Plan {
 		return &query.Plan{Action: query.Read, Org: "demo", Project: "demo", Type: typ, Schema: schemas[typ], Table: "sales"}
 	}
+	// run executes an aggregate plan and checks its audit entry: a read of
+	// the table, as many rows as groups came back (the rows themselves
+	// never leave the database), or the refusal's code.
 	run := func(p *auth.Principal, pl *query.Plan) ([][]string, error) {
-		res, err := g.eng.Execute(ctx, p, pl)
-		if err != nil {
-			return nil, err
-		}
-		defer res.Rows.Close()
-		var out [][]string
-		for res.Rows.Next() {
-			vals, err := res.Rows.Values()
+		t.Helper()
+		object := pl.Type + "/" + pl.Schema + "/sales"
+		before := audit.len()
+		out, err := func() ([][]string, error) {
+			res, err := g.eng.Execute(ctx, p, pl)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, normRow(vals))
+			defer res.Rows.Close()
+			var out [][]string
+			for res.Rows.Next() {
+				vals, err := res.Rows.Values()
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, normRow(vals))
+			}
+			return out, res.Rows.Err()
+		}()
+		e, ok := audit.last(before)
+		switch {
+		case !ok:
+			t.Errorf("%s: aggregate not audited", object)
+		case e.Action != "read" || e.Object != object || e.Identity != p.Identity:
+			t.Errorf("%s: audited %s %s by %s", object, e.Action, e.Object, e.Identity)
+		case err == nil && (e.Outcome != "ok" || e.Rows != int64(len(out))):
+			t.Errorf("%s: audited %s with %d rows, answered %d groups", object, e.Outcome, e.Rows, len(out))
+		case err != nil && e.Outcome != fault.As(err).WireCode():
+			t.Errorf("%s: audited %s, refused with %v", object, e.Outcome, err)
 		}
-		return out, res.Rows.Err()
+		return out, err
 	}
 
 	cases := []struct {
@@ -398,4 +420,34 @@ func normCell(v any) string {
 		s = strconv.FormatFloat(math.Round(f*1e6)/1e6, 'f', -1, 64)
 	}
 	return s
+}
+
+// auditRecorder keeps the engine's audit entries, as store.AuditWriter
+// would queue them.
+type auditRecorder struct {
+	mu      sync.Mutex
+	entries []store.AuditEntry
+}
+
+func (a *auditRecorder) Record(e store.AuditEntry) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.entries = append(a.entries, e)
+	return true
+}
+
+func (a *auditRecorder) len() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.entries)
+}
+
+// last is the one entry recorded after the first n, if exactly one was.
+func (a *auditRecorder) last(n int) (store.AuditEntry, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.entries) != n+1 {
+		return store.AuditEntry{}, false
+	}
+	return a.entries[n], true
 }
