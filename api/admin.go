@@ -123,29 +123,7 @@ func (s *Server) mountAdmin(r chi.Router) {
 		r.Delete(adminProject+"/databases/{type}/{schema}", a.deleteDatabase)
 		r.Post(adminProject+"/databases/{type}/{schema}/test", a.testDatabase)
 
-		r.Get(adminProject+"/templates", a.listTemplates)
-		r.Post(adminProject+"/templates", a.createTemplate)
-		r.Get(adminProject+"/templates/{template}", a.getTemplate)
-		r.Put(adminProject+"/templates/{template}", a.putTemplate)
-		r.Delete(adminProject+"/templates/{template}", a.deleteTemplate)
-
-		r.Get(adminProject+"/bindings", a.listBindings)
-		r.Post(adminProject+"/bindings", a.createBinding)
-		r.Get(adminProject+"/bindings/{role}", a.getBinding)
-		r.Put(adminProject+"/bindings/{role}", a.putBinding)
-		r.Delete(adminProject+"/bindings/{role}", a.deleteBinding)
-
-		r.Get(adminProject+"/locks", a.listLocks)
-		r.Post(adminProject+"/locks", a.createLock)
-		r.Get(adminProject+"/locks/{object}", a.getLock)
-		r.Put(adminProject+"/locks/{object}", a.putLock)
-		r.Delete(adminProject+"/locks/{object}", a.deleteLock)
-
-		r.Get(adminProject+"/scopes", a.listScopes)
-		r.Post(adminProject+"/scopes", a.createScope)
-		r.Get(adminProject+"/scopes/{role}/{object}", a.getScope)
-		r.Put(adminProject+"/scopes/{role}/{object}", a.putScope)
-		r.Delete(adminProject+"/scopes/{role}/{object}", a.deleteScope)
+		a.mountPolicy(r, adminProject)
 
 		// Custom API definitions (see admin_custom.go); the uri, which may
 		// hold '/', is the rest of the path.

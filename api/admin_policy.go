@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/permissions"
 	"github.com/littlebitlabs/minimal/policy"
@@ -241,138 +243,158 @@ func sameKey(field string, body *string, path string) error {
 	return nil
 }
 
-func findTemplate(pol store.Policy, name string) int {
-	return slices.IndexFunc(pol.Templates, func(t store.Template) bool { return t.Name == name })
+// section serves one of the four sections of a project's policy as an
+// admin resource: list, create, get, replace and delete of its items, each
+// write an edit of the whole policy at a version (editPolicy). T is the
+// stored item, K the key that names it in paths, B the body of a write
+// and J the item as answered.
+type section[T any, K comparable, B any, J any] struct {
+	a *admin
+	// items is the section in a policy.
+	items func(*store.Policy) *[]T
+	// keyOf is the key of an item; pathKey the key a request's path names.
+	keyOf   func(T) K
+	pathKey func(*http.Request) K
+	// out is an item as answered, at a policy version.
+	out func(T, int64) J
+	// version is the policy version a body names, nil for none.
+	version func(*B) *int64
+	// notFound and exists are the refusals of a missing key on get,
+	// replace and delete, and of a taken key on create.
+	notFound, exists func(K) error
+	// build checks a create body and makes the new item of it.
+	build func(*B) (T, error)
+	// check checks a replacing body against the key of its path; apply
+	// writes it into the item.
+	check func(*B, K) error
+	apply func(*T, *B)
+	// inUse, when set, refuses to delete an item the rest of the policy
+	// names.
+	inUse func(store.Policy, K) error
 }
 
-func (a *admin) listTemplates(w http.ResponseWriter, r *http.Request) {
-	_, pol, v, err := a.policyOf(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	answerList(w, pol.Templates, v, templateOut)
+func (s section[T, K, B, J]) find(pol *store.Policy, k K) int {
+	return slices.IndexFunc(*s.items(pol), func(t T) bool { return s.keyOf(t) == k })
 }
 
-func (a *admin) createTemplate(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
+// body decodes a write's body strictly and reads the version it names.
+func (s section[T, K, B, J]) body(w http.ResponseWriter, r *http.Request) (*B, int64, error) {
+	b := new(B)
+	if err := s.a.decodeStrict(w, r, b); err != nil {
+		return nil, 0, err
 	}
-	var b templateBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	want, err := wantVersion(r, b.Version)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if b.Name == nil {
-		writeError(w, r, required("name", ""))
-		return
-	}
-	name := *b.Name
-	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
-		if findTemplate(*pol, name) >= 0 {
-			return fault.New(fault.Conflict, "template %q already exists", name)
-		}
-		pol.Templates = append(pol.Templates, store.Template{Name: name, Rules: b.rules()})
-		return nil
-	})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	answerItem(w, r, http.StatusCreated, pol.Templates, findTemplate(pol, name), v, templateOut)
+	want, err := wantVersion(r, s.version(b))
+	return b, want, err
 }
 
-func (a *admin) getTemplate(w http.ResponseWriter, r *http.Request) {
-	_, pol, v, err := a.policyOf(r)
+func (s section[T, K, B, J]) list(w http.ResponseWriter, r *http.Request) {
+	_, pol, v, err := s.a.policyOf(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	name := pathParam(r, "template")
-	i := findTemplate(pol, name)
+	answerList(w, *s.items(&pol), v, s.out)
+}
+
+func (s section[T, K, B, J]) get(w http.ResponseWriter, r *http.Request) {
+	_, pol, v, err := s.a.policyOf(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	k := s.pathKey(r)
+	i := s.find(&pol, k)
 	if i < 0 {
-		writeError(w, r, fault.New(fault.NotFound, "template %q not found", name))
+		writeError(w, r, s.notFound(k))
 		return
 	}
-	answerItem(w, r, http.StatusOK, pol.Templates, i, v, templateOut)
+	answerItem(w, r, http.StatusOK, *s.items(&pol), i, v, s.out)
 }
 
-// putTemplate replaces the rules of a template.
-func (a *admin) putTemplate(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
+func (s section[T, K, B, J]) create(w http.ResponseWriter, r *http.Request) {
+	_, p, err := s.a.project(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	name := pathParam(r, "template")
-	var b templateBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	want, err := wantVersion(r, b.Version)
+	b, want, err := s.body(w, r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	if err := sameKey("name", b.Name, name); err != nil {
+	item, err := s.build(b)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	if b.Rules == nil {
-		writeError(w, r, required("rules", ""))
-		return
-	}
-	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
-		i := findTemplate(*pol, name)
-		if i < 0 {
-			return fault.New(fault.NotFound, "template %q not found", name)
+	k := s.keyOf(item)
+	pol, v, err := s.a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
+		if s.find(pol, k) >= 0 {
+			return s.exists(k)
 		}
-		pol.Templates[i].Rules = b.rules()
+		*s.items(pol) = append(*s.items(pol), item)
 		return nil
 	})
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	answerItem(w, r, http.StatusOK, pol.Templates, findTemplate(pol, name), v, templateOut)
+	answerItem(w, r, http.StatusCreated, *s.items(&pol), s.find(&pol, k), v, s.out)
 }
 
-// deleteTemplate removes a template no binding names.
-func (a *admin) deleteTemplate(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
+func (s section[T, K, B, J]) replace(w http.ResponseWriter, r *http.Request) {
+	_, p, err := s.a.project(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	name := pathParam(r, "template")
+	k := s.pathKey(r)
+	b, want, err := s.body(w, r)
+	if err == nil {
+		err = s.check(b, k)
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	pol, v, err := s.a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
+		i := s.find(pol, k)
+		if i < 0 {
+			return s.notFound(k)
+		}
+		s.apply(&(*s.items(pol))[i], b)
+		return nil
+	})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	answerItem(w, r, http.StatusOK, *s.items(&pol), s.find(&pol, k), v, s.out)
+}
+
+func (s section[T, K, B, J]) remove(w http.ResponseWriter, r *http.Request) {
+	_, p, err := s.a.project(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	k := s.pathKey(r)
 	want, err := wantVersion(r, nil)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	_, _, err = a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
-		i := findTemplate(*pol, name)
+	_, _, err = s.a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
+		i := s.find(pol, k)
 		if i < 0 {
-			return fault.New(fault.NotFound, "template %q not found", name)
+			return s.notFound(k)
 		}
-		var roles []string
-		for _, b := range pol.Bindings {
-			if slices.Contains(b.Templates, name) {
-				roles = append(roles, b.Role)
+		if s.inUse != nil {
+			if err := s.inUse(*pol, k); err != nil {
+				return err
 			}
 		}
-		if len(roles) > 0 {
-			return fault.New(fault.Conflict, "template %q is bound to roles [%s]: change those bindings first", name, strings.Join(roles, ", "))
-		}
-		pol.Templates = slices.Delete(pol.Templates, i, i+1)
+		*s.items(pol) = slices.Delete(*s.items(pol), i, i+1)
 		return nil
 	})
 	if err != nil {
@@ -382,283 +404,170 @@ func (a *admin) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 	noContent(w)
 }
 
-func findBinding(pol store.Policy, role string) int {
-	return slices.IndexFunc(pol.Bindings, func(b store.Binding) bool { return b.Role == role })
+// mount serves the section on coll (list, create) and item (get, replace
+// with PUT, delete).
+func (s section[T, K, B, J]) mount(r chi.Router, coll, item string) {
+	r.Get(coll, s.list)
+	r.Post(coll, s.create)
+	r.Get(item, s.get)
+	r.Put(item, s.replace)
+	r.Delete(item, s.remove)
 }
 
-func (a *admin) listBindings(w http.ResponseWriter, r *http.Request) {
-	_, pol, v, err := a.policyOf(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	answerList(w, pol.Bindings, v, bindingOut)
-}
+// mountPolicy serves the four sections of a project's policy under
+// project.
+func (a *admin) mountPolicy(r chi.Router, project string) {
+	section[store.Template, string, templateBody, templateJSON]{
+		a:        a,
+		items:    func(p *store.Policy) *[]store.Template { return &p.Templates },
+		keyOf:    func(t store.Template) string { return t.Name },
+		pathKey:  func(r *http.Request) string { return pathParam(r, "template") },
+		out:      templateOut,
+		version:  func(b *templateBody) *int64 { return b.Version },
+		notFound: func(name string) error { return fault.New(fault.NotFound, "template %q not found", name) },
+		exists:   func(name string) error { return fault.New(fault.Conflict, "template %q already exists", name) },
+		build: func(b *templateBody) (store.Template, error) {
+			if b.Name == nil {
+				return store.Template{}, required("name", "")
+			}
+			return store.Template{Name: *b.Name, Rules: b.rules()}, nil
+		},
+		check: func(b *templateBody, name string) error {
+			if err := sameKey("name", b.Name, name); err != nil {
+				return err
+			}
+			if b.Rules == nil {
+				return required("rules", "")
+			}
+			return nil
+		},
+		apply: func(t *store.Template, b *templateBody) { t.Rules = b.rules() },
+		inUse: func(pol store.Policy, name string) error {
+			var roles []string
+			for _, b := range pol.Bindings {
+				if slices.Contains(b.Templates, name) {
+					roles = append(roles, b.Role)
+				}
+			}
+			if len(roles) > 0 {
+				return fault.New(fault.Conflict, "template %q is bound to roles [%s]: change those bindings first", name, strings.Join(roles, ", "))
+			}
+			return nil
+		},
+	}.mount(r, project+"/templates", project+"/templates/{template}")
 
-func (a *admin) createBinding(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b bindingBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	want, err := wantVersion(r, b.Version)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if b.Role == nil {
-		writeError(w, r, required("role", ""))
-		return
-	}
-	if b.Templates == nil {
-		writeError(w, r, required("templates", ""))
-		return
-	}
-	role := *b.Role
-	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
-		if findBinding(*pol, role) >= 0 {
+	section[store.Binding, string, bindingBody, bindingJSON]{
+		a:        a,
+		items:    func(p *store.Policy) *[]store.Binding { return &p.Bindings },
+		keyOf:    func(b store.Binding) string { return b.Role },
+		pathKey:  func(r *http.Request) string { return pathParam(r, "role") },
+		out:      bindingOut,
+		version:  func(b *bindingBody) *int64 { return b.Version },
+		notFound: func(role string) error { return fault.New(fault.NotFound, "role %q has no binding", role) },
+		exists: func(role string) error {
 			return fault.New(fault.Conflict, "role %q is already bound: change its binding instead", role)
-		}
-		pol.Bindings = append(pol.Bindings, store.Binding{Role: role, Templates: *b.Templates})
-		return nil
-	})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	answerItem(w, r, http.StatusCreated, pol.Bindings, findBinding(pol, role), v, bindingOut)
+		},
+		build: func(b *bindingBody) (store.Binding, error) {
+			if b.Role == nil {
+				return store.Binding{}, required("role", "")
+			}
+			if b.Templates == nil {
+				return store.Binding{}, required("templates", "")
+			}
+			return store.Binding{Role: *b.Role, Templates: *b.Templates}, nil
+		},
+		check: func(b *bindingBody, role string) error {
+			if err := sameKey("role", b.Role, role); err != nil {
+				return err
+			}
+			if b.Templates == nil {
+				return required("templates", "")
+			}
+			return nil
+		},
+		apply: func(x *store.Binding, b *bindingBody) { x.Templates = *b.Templates },
+	}.mount(r, project+"/bindings", project+"/bindings/{role}")
+
+	section[store.Lock, string, lockBody, lockJSON]{
+		a:        a,
+		items:    func(p *store.Policy) *[]store.Lock { return &p.Locks },
+		keyOf:    func(l store.Lock) string { return l.Pattern },
+		pathKey:  func(r *http.Request) string { return pathParam(r, "object") },
+		out:      lockOut,
+		version:  func(b *lockBody) *int64 { return b.Version },
+		notFound: func(object string) error { return fault.New(fault.NotFound, "no lock on %q", object) },
+		exists: func(object string) error {
+			return fault.New(fault.Conflict, "a lock on %q already exists: change its mask instead", object)
+		},
+		build: func(b *lockBody) (store.Lock, error) {
+			if b.Object == nil {
+				return store.Lock{}, required("object", "")
+			}
+			if b.Mask == nil {
+				return store.Lock{}, required("mask", "")
+			}
+			return store.Lock{Pattern: *b.Object, Mask: *b.Mask}, nil
+		},
+		check: func(b *lockBody, object string) error {
+			if err := sameKey("object", b.Object, object); err != nil {
+				return err
+			}
+			if b.Mask == nil {
+				return required("mask", "")
+			}
+			return nil
+		},
+		apply: func(l *store.Lock, b *lockBody) { l.Mask = *b.Mask },
+	}.mount(r, project+"/locks", project+"/locks/{object}")
+
+	section[store.Scope, scopeKey, scopeBody, scopeJSON]{
+		a:       a,
+		items:   func(p *store.Policy) *[]store.Scope { return &p.Scopes },
+		keyOf:   func(s store.Scope) scopeKey { return scopeKey{s.Role, s.Object} },
+		pathKey: func(r *http.Request) scopeKey { return scopeKey{pathParam(r, "role"), pathParam(r, "object")} },
+		out:     scopeOut,
+		version: func(b *scopeBody) *int64 { return b.Version },
+		notFound: func(k scopeKey) error {
+			return fault.New(fault.NotFound, "role %q has no scope on %q", k.role, k.object)
+		},
+		exists: func(k scopeKey) error {
+			return fault.New(fault.Conflict, "role %q already has a scope on %q: change its filter instead", k.role, k.object)
+		},
+		build: func(b *scopeBody) (store.Scope, error) {
+			for _, f := range []struct {
+				name string
+				v    *string
+			}{{"role", b.Role}, {"object", b.Object}, {"filter", b.Filter}} {
+				if f.v == nil {
+					return store.Scope{}, required(f.name, "")
+				}
+			}
+			if err := checkScopeFilter(*b.Filter); err != nil {
+				return store.Scope{}, err
+			}
+			return store.Scope{Role: *b.Role, Object: *b.Object, Filter: *b.Filter}, nil
+		},
+		check: func(b *scopeBody, k scopeKey) error {
+			if err := sameKey("role", b.Role, k.role); err != nil {
+				return err
+			}
+			if err := sameKey("object", b.Object, k.object); err != nil {
+				return err
+			}
+			if b.Filter == nil {
+				return required("filter", "")
+			}
+			return checkScopeFilter(*b.Filter)
+		},
+		apply: func(s *store.Scope, b *scopeBody) { s.Filter = *b.Filter },
+	}.mount(r, project+"/scopes", project+"/scopes/{role}/{object}")
 }
 
-func (a *admin) getBinding(w http.ResponseWriter, r *http.Request) {
-	_, pol, v, err := a.policyOf(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	role := pathParam(r, "role")
-	i := findBinding(pol, role)
-	if i < 0 {
-		writeError(w, r, fault.New(fault.NotFound, "role %q has no binding", role))
-		return
-	}
-	answerItem(w, r, http.StatusOK, pol.Bindings, i, v, bindingOut)
-}
-
-// putBinding replaces the templates bound to a role.
-func (a *admin) putBinding(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	role := pathParam(r, "role")
-	var b bindingBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	want, err := wantVersion(r, b.Version)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := sameKey("role", b.Role, role); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if b.Templates == nil {
-		writeError(w, r, required("templates", ""))
-		return
-	}
-	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
-		i := findBinding(*pol, role)
-		if i < 0 {
-			return fault.New(fault.NotFound, "role %q has no binding", role)
-		}
-		pol.Bindings[i].Templates = *b.Templates
-		return nil
-	})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	answerItem(w, r, http.StatusOK, pol.Bindings, findBinding(pol, role), v, bindingOut)
-}
-
-func (a *admin) deleteBinding(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	role := pathParam(r, "role")
-	want, err := wantVersion(r, nil)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	_, _, err = a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
-		i := findBinding(*pol, role)
-		if i < 0 {
-			return fault.New(fault.NotFound, "role %q has no binding", role)
-		}
-		pol.Bindings = slices.Delete(pol.Bindings, i, i+1)
-		return nil
-	})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	noContent(w)
-}
-
-func findLock(pol store.Policy, object string) int {
-	return slices.IndexFunc(pol.Locks, func(l store.Lock) bool { return l.Pattern == object })
-}
+// scopeKey names a scope: a role and an object pattern.
+type scopeKey struct{ role, object string }
 
 func lockOut(l store.Lock, version int64) lockJSON {
 	return lockJSON{ID: l.ID, Object: l.Pattern, Mask: l.Mask, Version: version}
-}
-
-func (a *admin) listLocks(w http.ResponseWriter, r *http.Request) {
-	_, pol, v, err := a.policyOf(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	answerList(w, pol.Locks, v, lockOut)
-}
-
-// createLock adds a lock; the engine applies it within its poll interval.
-func (a *admin) createLock(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b lockBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	want, err := wantVersion(r, b.Version)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if b.Object == nil {
-		writeError(w, r, required("object", ""))
-		return
-	}
-	if b.Mask == nil {
-		writeError(w, r, required("mask", ""))
-		return
-	}
-	object := *b.Object
-	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
-		if findLock(*pol, object) >= 0 {
-			return fault.New(fault.Conflict, "a lock on %q already exists: change its mask instead", object)
-		}
-		pol.Locks = append(pol.Locks, store.Lock{Pattern: object, Mask: *b.Mask})
-		return nil
-	})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	answerItem(w, r, http.StatusCreated, pol.Locks, findLock(pol, object), v, lockOut)
-}
-
-func (a *admin) getLock(w http.ResponseWriter, r *http.Request) {
-	_, pol, v, err := a.policyOf(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	object := pathParam(r, "object")
-	i := findLock(pol, object)
-	if i < 0 {
-		writeError(w, r, fault.New(fault.NotFound, "no lock on %q", object))
-		return
-	}
-	answerItem(w, r, http.StatusOK, pol.Locks, i, v, lockOut)
-}
-
-// putLock changes the mask of a lock.
-func (a *admin) putLock(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	object := pathParam(r, "object")
-	var b lockBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	want, err := wantVersion(r, b.Version)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := sameKey("object", b.Object, object); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if b.Mask == nil {
-		writeError(w, r, required("mask", ""))
-		return
-	}
-	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
-		i := findLock(*pol, object)
-		if i < 0 {
-			return fault.New(fault.NotFound, "no lock on %q", object)
-		}
-		pol.Locks[i].Mask = *b.Mask
-		return nil
-	})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	answerItem(w, r, http.StatusOK, pol.Locks, findLock(pol, object), v, lockOut)
-}
-
-func (a *admin) deleteLock(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	object := pathParam(r, "object")
-	want, err := wantVersion(r, nil)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	_, _, err = a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
-		i := findLock(*pol, object)
-		if i < 0 {
-			return fault.New(fault.NotFound, "no lock on %q", object)
-		}
-		pol.Locks = slices.Delete(pol.Locks, i, i+1)
-		return nil
-	})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	noContent(w)
-}
-
-func findScope(pol store.Policy, role, object string) int {
-	return slices.IndexFunc(pol.Scopes, func(s store.Scope) bool { return s.Role == role && s.Object == object })
 }
 
 // checkScopeFilter checks a filter as `minimal apply` does
@@ -671,148 +580,4 @@ func checkScopeFilter(filter string) error {
 		return fieldErr("filter", err)
 	}
 	return nil
-}
-
-func (a *admin) listScopes(w http.ResponseWriter, r *http.Request) {
-	_, pol, v, err := a.policyOf(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	answerList(w, pol.Scopes, v, scopeOut)
-}
-
-func (a *admin) createScope(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b scopeBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	want, err := wantVersion(r, b.Version)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	for _, f := range []struct {
-		name string
-		v    *string
-	}{{"role", b.Role}, {"object", b.Object}, {"filter", b.Filter}} {
-		if f.v == nil {
-			writeError(w, r, required(f.name, ""))
-			return
-		}
-	}
-	if err := checkScopeFilter(*b.Filter); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	sc := store.Scope{Role: *b.Role, Object: *b.Object, Filter: *b.Filter}
-	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
-		if findScope(*pol, sc.Role, sc.Object) >= 0 {
-			return fault.New(fault.Conflict, "role %q already has a scope on %q: change its filter instead", sc.Role, sc.Object)
-		}
-		pol.Scopes = append(pol.Scopes, sc)
-		return nil
-	})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	answerItem(w, r, http.StatusCreated, pol.Scopes, findScope(pol, sc.Role, sc.Object), v, scopeOut)
-}
-
-func (a *admin) getScope(w http.ResponseWriter, r *http.Request) {
-	_, pol, v, err := a.policyOf(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	role, object := pathParam(r, "role"), pathParam(r, "object")
-	i := findScope(pol, role, object)
-	if i < 0 {
-		writeError(w, r, fault.New(fault.NotFound, "role %q has no scope on %q", role, object))
-		return
-	}
-	answerItem(w, r, http.StatusOK, pol.Scopes, i, v, scopeOut)
-}
-
-// putScope replaces the filter of a scope.
-func (a *admin) putScope(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	role, object := pathParam(r, "role"), pathParam(r, "object")
-	var b scopeBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	want, err := wantVersion(r, b.Version)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := sameKey("role", b.Role, role); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := sameKey("object", b.Object, object); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if b.Filter == nil {
-		writeError(w, r, required("filter", ""))
-		return
-	}
-	if err := checkScopeFilter(*b.Filter); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	pol, v, err := a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
-		i := findScope(*pol, role, object)
-		if i < 0 {
-			return fault.New(fault.NotFound, "role %q has no scope on %q", role, object)
-		}
-		pol.Scopes[i].Filter = *b.Filter
-		return nil
-	})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	answerItem(w, r, http.StatusOK, pol.Scopes, findScope(pol, role, object), v, scopeOut)
-}
-
-func (a *admin) deleteScope(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	role, object := pathParam(r, "role"), pathParam(r, "object")
-	want, err := wantVersion(r, nil)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	_, _, err = a.editPolicy(r.Context(), p.ID, want, func(pol *store.Policy) error {
-		i := findScope(*pol, role, object)
-		if i < 0 {
-			return fault.New(fault.NotFound, "role %q has no scope on %q", role, object)
-		}
-		pol.Scopes = slices.Delete(pol.Scopes, i, i+1)
-		return nil
-	})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	noContent(w)
 }
