@@ -409,9 +409,20 @@ func TestSchemaBatchGates(t *testing.T) {
 	if got := g.listData(g.agent, sid, "notes"); len(got) != 0 {
 		t.Fatalf("rows after DELETE: %v", got)
 	}
-	es = g.auditOf("agent", "mi/app/notes", "write", 4)
-	if last := es[len(es)-1]; last.Outcome != "ok" || last.Rows != 3 {
-		t.Fatalf("audit of the batch: %+v", last)
+	// (The polls refused while the lock was still in force are audited
+	// too: wait for the batch's own entry, the newest.)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		es = g.auditOf("agent", "mi/app/notes", "write", 4)
+		last := es[len(es)-1]
+		if last.Outcome == "ok" {
+			if last.Rows != 3 {
+				t.Fatalf("audit of the batch: %+v", last)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("audit of the batch: %+v", last)
+		}
 	}
 }
 
