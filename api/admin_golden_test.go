@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/littlebitlabs/minimal/api"
+	"github.com/littlebitlabs/minimal/dialects/mi"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite api/testdata/*.golden")
@@ -31,8 +32,9 @@ type adminCall struct {
 }
 
 // TestAdminAnswersGolden replays a script of admin API calls — every
-// route of the resources written on the generic resource handler, each
-// success and each refusal — and compares the answers (status, ETag,
+// route of the resources written on the generic handlers (policy sections,
+// orgs, projects, spaces, databases, custom APIs), each success and each
+// refusal — and compares the answers (status, ETag,
 // Allow and body, ids and request ids masked) with
 // testdata/admin_answers.golden, so a refactoring of the handlers keeps
 // every answer byte for byte. -update rewrites the file.
@@ -42,6 +44,29 @@ func TestAdminAnswersGolden(t *testing.T) {
 	esc := url.PathEscape
 	ifMatch := func(v string) map[string]string { return map[string]string{"If-Match": v} }
 	key := map[string]string{api.ServerKeyHeader: testServerKey}
+	dir := filepath.Join(t.TempDir(), "extra")
+	if err := mi.CreateTable(dir, "things", []byte("table: things\nfields:\n  - name: label\n    type: string\n")); err != nil {
+		t.Fatal(err)
+	}
+	customDef := map[string]any{
+		"uri": "notes/by-title", "method": "get", "version": 1, "type": "pg", "schema": "public", "mode": "read",
+		"description": "Notes with a title", "roles": []string{"reader"}, "tables": []string{"notes"},
+		"params": []any{map[string]any{"name": "title", "type": "string", "required": true, "max_length": 40}},
+		"sql":    "SELECT id, title FROM notes WHERE title = :title",
+	}
+	// customWith is customDef at version 9 with fields changed (nil: left out).
+	customWith := func(kv ...any) map[string]any {
+		out := maps.Clone(customDef)
+		out["version"] = 9
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i+1] == nil {
+				delete(out, kv[i].(string))
+			} else {
+				out[kv[i].(string)] = kv[i+1]
+			}
+		}
+		return out
+	}
 	rules := func(objects ...string) []any {
 		out := []any{}
 		for _, o := range objects {
@@ -165,6 +190,52 @@ func TestAdminAnswersGolden(t *testing.T) {
 		{"DELETE", "/orgs/demo", nil, nil},
 		{"DELETE", "/orgs/acme", key, nil},
 		{"GET", "/orgs/acme", key, nil},
+		// Databases (a mini-app directory: its path is in no answer).
+		{"GET", p + "/databases", nil, nil},
+		{"POST", p + "/databases", nil, map[string]any{"type": "zz", "schema": "s", "dsn": "x"}},
+		{"POST", p + "/databases", nil, map[string]any{"type": "pg", "schema": "s"}},
+		{"POST", p + "/databases", nil, map[string]any{"schema": "s", "dsn": "x"}},
+		{"POST", p + "/databases", nil, map[string]any{"type": "pg", "schema": "s", "dsn": "x", "password": "x"}},
+		{"POST", p + "/databases", nil, map[string]any{"type": "mi", "schema": "extra", "dsn": dir}},
+		{"POST", p + "/databases", key, map[string]any{"type": "mi", "schema": "app", "dsn": dir}},
+		{"POST", p + "/databases", key, map[string]any{"type": "mi", "schema": "extra", "dsn": dir + "-missing"}},
+		{"POST", p + "/databases", key, map[string]any{"type": "mi", "schema": "extra", "dsn": dir}},
+		{"GET", p + "/databases/mi/extra", nil, nil},
+		{"GET", p + "/databases/mi/nosuch", nil, nil},
+		{"PATCH", p + "/databases/mi/extra", nil, map[string]any{"dsn": dir}},
+		{"PATCH", p + "/databases/mi/extra", key, map[string]any{"type": "pg", "dsn": dir}},
+		{"PATCH", p + "/databases/mi/extra", key, map[string]any{}},
+		{"PATCH", p + "/databases/mi/nosuch", key, map[string]any{"dsn": dir}},
+		{"PATCH", p + "/databases/mi/extra", key, map[string]any{"dsn": dir}},
+		{"POST", p + "/databases/mi/extra/test", nil, nil},
+		{"POST", p + "/databases/mi/nosuch/test", nil, nil},
+		{"GET", p + "/databases", nil, nil},
+		{"DELETE", p + "/databases/mi/extra", nil, nil},
+		{"DELETE", p + "/databases/mi/extra", nil, nil},
+		// Custom APIs.
+		{"GET", p + "/apis", nil, nil},
+		{"POST", p + "/apis", nil, customDef},
+		{"POST", p + "/apis", nil, customDef},
+		{"POST", p + "/apis", nil, customWith("uri", nil)},
+		{"POST", p + "/apis", nil, customWith("method", nil)},
+		{"POST", p + "/apis", nil, customWith("version", "one")},
+		{"POST", p + "/apis", nil, customWith("sql", "DROP TABLE notes")},
+		{"POST", p + "/apis", nil, customWith("statements", []string{"SELECT 1"})},
+		{"POST", p + "/apis", nil, customWith("sql", nil)},
+		{"POST", p + "/apis", nil, customWith("secret", "x")},
+		{"GET", p + "/apis/GET/1/notes/by-title", nil, nil},
+		{"GET", p + "/apis/GET/one/notes/by-title", nil, nil},
+		{"GET", p + "/apis/GET/2/notes/by-title", nil, nil},
+		{"PUT", p + "/apis/GET/1/notes/by-title", nil, customWith("description", "Changed", "version", 1)},
+		{"PUT", p + "/apis/GET/1/notes/by-title", nil, customWith("description", "x")},
+		{"PUT", p + "/apis/GET/1/notes/by-title", nil, customWith("uri", "other", "version", 1)},
+		{"PUT", p + "/apis/GET/1/notes/by-title", nil, customWith("method", "post", "version", 1)},
+		{"PUT", p + "/apis/GET/2/notes/by-title", nil, customWith("version", nil)},
+		{"PUT", p + "/apis/GET/0/notes/by-title", nil, customWith("version", nil)},
+		{"GET", p + "/apis", nil, nil},
+		{"DELETE", p + "/apis/GET/1/notes/by-title", nil, nil},
+		{"DELETE", p + "/apis/GET/1/notes/by-title", nil, nil},
+		{"DELETE", p + "/apis/GET/x/notes/by-title", nil, nil},
 		// Wrong project, wrong org.
 		{"GET", adm + "/orgs/demo/projects/nosuch/templates", nil, nil},
 		{"POST", adm + "/orgs/nosuch/projects/demo/locks", nil, map[string]any{"object": "mi", "mask": "-r--"}},
@@ -186,6 +257,7 @@ func TestAdminAnswersGolden(t *testing.T) {
 		body := uuidRE.ReplaceAll(r.body, []byte("<id>"))
 		body = requestIDRE.ReplaceAll(body, []byte(`"request_id":"<rid>"`))
 		body = stampRE.ReplaceAll(body, []byte(`"$1":"<time>"`))
+		body = bytes.ReplaceAll(body, []byte(dir), []byte("<dir>"))
 		shown := maps.Clone(c.hdr)
 		if _, ok := shown[api.ServerKeyHeader]; ok {
 			shown[api.ServerKeyHeader] = "<key>"
