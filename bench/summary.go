@@ -67,8 +67,12 @@ func printSide(b *strings.Builder, side sideStats) {
 
 func (s *summary) print(w io.Writer) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n== Minimal bench (PostgreSQL %s, %d cores, concurrency %d, %d-row pages) ==\n",
-		s.pgVersion, s.cores, s.concurrency, pageSize)
+	if s.pgVersion == "" { // -aggregate-only
+		fmt.Fprintf(&b, "\n== Minimal bench (query_aggregate only, %d cores) ==\n", s.cores)
+	} else {
+		fmt.Fprintf(&b, "\n== Minimal bench (PostgreSQL %s, %d cores, concurrency %d, %d-row pages) ==\n",
+			s.pgVersion, s.cores, s.concurrency, pageSize)
+	}
 	if s.loadDone {
 		for _, side := range []sideStats{s.gateway, s.direct} {
 			printSide(&b, side)
