@@ -21,6 +21,14 @@ import (
 // it in the gateway's project and drops it when the test ends. It returns
 // the name, which is the schema of every registration.
 func (g *gateway) dialectDBs(prefix string, ddl map[string][]string) string {
+	g.t.Helper()
+	return g.dialectDBsVia(prefix, ddl, nil)
+}
+
+// dialectDBsVia is dialectDBs registering each database with the DSN that
+// via returns for its type and test DSN (a route through a proxy); nil
+// registers the test DSN.
+func (g *gateway) dialectDBsVia(prefix string, ddl map[string][]string, via func(typ, dsn string) string) string {
 	t := g.t
 	t.Helper()
 	ctx := context.Background()
@@ -74,6 +82,9 @@ func (g *gateway) dialectDBs(prefix string, ddl map[string][]string) string {
 			}
 		default:
 			t.Fatalf("dialectDBs: no setup for type %q", typ)
+		}
+		if via != nil {
+			dsn = via(typ, dsn)
 		}
 		if _, err := g.st.AddDatabase(ctx, store.Database{ProjectID: g.proj.ID, Type: typ, Schema: name, DSN: dsn}); err != nil {
 			t.Fatal(err)

@@ -30,11 +30,6 @@ const defaultSchema = "default"
 // statement timeout.
 const defaultMutationWait = time.Minute
 
-// clientGrace is how much longer than the statement timeout the client
-// waits for the server: ClickHouse enforces max_execution_time itself, in
-// whole seconds, and the client deadline is only a backstop.
-const clientGrace = time.Second
-
 // insertSettings lift the parser limits for inserts, whose values travel in
 // the statement text (maxInsertRows bounds them instead).
 var insertSettings = clickhouse.Settings{
@@ -88,6 +83,12 @@ func Open(ctx context.Context, cfg dialects.Config) (dialects.Source, error) {
 		// Whole seconds, at least one: old servers take no fraction.
 		opts.Settings["max_execution_time"] = int(math.Ceil(cfg.StatementTimeout.Seconds()))
 	}
+	if limit := cfg.StatementTimeout + dialects.TimeoutGrace; cfg.StatementTimeout > 0 && (opts.DialTimeout <= 0 || opts.DialTimeout > limit) {
+		// The driver's connecting and handshake do not watch the context:
+		// the dial timeout (30 s by default) is their only bound, which
+		// must not outlast a call's (dialects.Bound).
+		opts.DialTimeout = limit
+	}
 	conn, err := clickhouse.Open(opts)
 	if err != nil {
 		return nil, mapErr(ctx, err, false)
@@ -107,7 +108,12 @@ func (s *Source) Dialect() dialects.Dialect { return Dialect{} }
 
 // Ping checks that a connection can be had and answers.
 func (s *Source) Ping(ctx context.Context) error {
-	return s.err(ctx, s.conn.Ping(ctx))
+	qctx, stop, _ := s.bounded(ctx, s.statementLimit(), nil)
+	defer stop()
+	if err := s.conn.Ping(qctx); err != nil {
+		return s.failBounded(ctx, qctx, "", err)
+	}
+	return nil
 }
 
 // Close closes the pool; later calls fail as Unavailable.
@@ -158,7 +164,7 @@ var errBackstop = errors.New("ch: statement exceeded its time limit")
 // under the statement, the server, which may well be alive, is told to
 // kill it.
 func (s *Source) failBounded(ctx, qctx context.Context, table string, err error) error {
-	if ctx.Err() == nil && errors.Is(context.Cause(qctx), errBackstop) {
+	if ctx.Err() == nil && (errors.Is(context.Cause(qctx), errBackstop) || pastLimit(qctx)) {
 		return fault.Wrap(fault.Timeout, err, "database statement timed out")
 	}
 	mapped := s.fail(ctx, table, err)
@@ -170,6 +176,20 @@ func (s *Source) failBounded(ctx, qctx context.Context, table string, err error)
 
 // queryIDKey holds a bounded statement's query id in its context.
 type queryIDKey struct{}
+
+// limitKey holds the time a bounded statement's backstop fires, in its
+// context and the contexts derived from it.
+type limitKey struct{}
+
+// pastLimit reports whether the backstop of a bounded statement's context
+// is due. The driver's connecting and handshake do not watch the context;
+// they fail on the dial timeout, which Open caps at the same limit, as an
+// I/O timeout that may come just before the backstop's cancel: a
+// statement failing then has run out of time all the same.
+func pastLimit(qctx context.Context) bool {
+	at, ok := qctx.Value(limitKey{}).(time.Time)
+	return ok && !time.Now().Before(at)
+}
 
 // bounded derives the context a statement runs under. clickhouse-go turns a
 // context deadline into the max_execution_time setting (deadline + 5 s),
@@ -198,6 +218,7 @@ func (s *Source) bounded(ctx context.Context, limit time.Duration, settings clic
 	unwatch := context.AfterFunc(ctx, func() { kill(context.Cause(ctx)) })
 	var timer *time.Timer
 	if limit > 0 {
+		qctx = context.WithValue(qctx, limitKey{}, time.Now().Add(limit))
 		timer = time.AfterFunc(limit, func() { kill(errBackstop) })
 	}
 	set := clickhouse.Settings{}
@@ -240,12 +261,15 @@ func newQueryID() string {
 	return "minimal-" + hex.EncodeToString(b[:])
 }
 
-// statementLimit is the backstop of one statement.
+// statementLimit is the backstop of one statement: the statement timeout
+// plus dialects.TimeoutGrace. ClickHouse enforces max_execution_time itself,
+// in whole seconds; the backstop ends what it does not (a server that
+// stopped answering).
 func (s *Source) statementLimit() time.Duration {
 	if s.timeout <= 0 {
 		return 0
 	}
-	return s.timeout + clientGrace
+	return s.timeout + dialects.TimeoutGrace
 }
 
 // plan binds a plan to this source's database: an empty schema means ours,

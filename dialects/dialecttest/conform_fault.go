@@ -205,6 +205,95 @@ func (s *suite) testOutage(t *testing.T) {
 	}
 }
 
+// frozenBound is how long a call to a frozen server may take: the suite's
+// statement timeout, the gateway's grace on it, and some slack for the
+// machine.
+const frozenBound = slowTimeout + dialects.TimeoutGrace + time.Second
+
+// testFrozen routes a source with a statement timeout (500 ms) through a
+// proxy and freezes it: the server keeps its connections, and accepts new
+// ones, but answers nothing, as a hung server or a dead link does. Ping,
+// Tables, Read and Write, made with no deadline of their own, must each
+// fail as Timeout within the statement timeout plus dialects.TimeoutGrace:
+// the server's own statement timeout never comes, so the bound must be
+// the gateway's. Once thawed, the same source works again.
+func (s *suite) testFrozen(t *testing.T) {
+	if s.h.Lacks.Outage != "" {
+		s.notTested(t, "a server that stops answering", "Outage", s.h.Lacks.Outage)
+		return
+	}
+	px := StartProxy(t, s.h.Addr)
+	cfg := s.h.Config
+	cfg.DSN = s.h.ViaProxy(px.Addr())
+	cfg.StatementTimeout = slowTimeout
+	cfg.MaxConns = 2
+	src := s.open(t, cfg)
+	itemsPlan := s.readPlan(TableItems, nil, "name")
+	readAll(t, src, itemsPlan)
+	if _, err := src.Tables(context.Background()); err != nil {
+		t.Fatalf("Tables through the proxy: %v", err)
+	}
+
+	px.Freeze()
+	hangs := func(what string, call func(ctx context.Context) error) {
+		t.Helper()
+		// The context only keeps a hanging dialect from stalling the run:
+		// it ends long after frozenBound.
+		ctx, cancel := context.WithTimeout(context.Background(), 4*frozenBound)
+		defer cancel()
+		start := time.Now()
+		err := call(ctx)
+		d := time.Since(start)
+		checkKind(t, what+" of a frozen server", err, fault.Timeout)
+		if d > frozenBound {
+			t.Errorf("%s of a frozen server took %v to fail, want less than %v (statement timeout %v + grace %v)",
+				what, d.Round(time.Millisecond), frozenBound, slowTimeout, dialects.TimeoutGrace)
+		}
+	}
+	hangs("Read", func(ctx context.Context) error { return readErr(ctx, src, itemsPlan) })
+	hangs("Write", func(ctx context.Context) error {
+		_, err := src.Write(ctx, s.insertWrites([]string{"name"}, []any{"frozen"}))
+		return err
+	})
+	hangs("Tables", func(ctx context.Context) error { _, err := src.Tables(ctx); return err })
+	hangs("Ping", src.Ping)
+	if r, ok := src.(dialects.Runner); ok {
+		st := dialects.Stmt{SQL: "SELECT 1"}
+		hangs("RunRead", func(ctx context.Context) error {
+			rows, err := r.RunRead(ctx, st)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+			}
+			err = rows.Err()
+			if cerr := rows.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		})
+		hangs("RunWrite", func(ctx context.Context) error { _, err := r.RunWrite(ctx, []dialects.Stmt{st}); return err })
+	}
+
+	px.Thaw()
+	deadline := time.Now().Add(recoverBound)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := readErr(ctx, src, itemsPlan)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the source did not recover within %v of the server answering again: %v", recoverBound, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := s.count(t, TableWrites, cond("name", query.Eq, "frozen")); n > 1 {
+		t.Errorf("a write that timed out on a frozen server left %d rows, want at most 1", n)
+	}
+}
+
 // testUnreachable opens a source on an address where nothing listens.
 func (s *suite) testUnreachable(t *testing.T) {
 	if s.h.Lacks.Outage != "" {

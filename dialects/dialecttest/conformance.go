@@ -54,6 +54,7 @@ func RunConformance(t *testing.T, h Harness) {
 	t.Run("MissingTable", s.testMissingTable)
 	t.Run("Timeout", s.testTimeout)
 	t.Run("Outage", s.testOutage)
+	t.Run("Frozen", s.testFrozen)
 	t.Run("Unreachable", s.testUnreachable)
 	t.Run("Closed", s.testClosed)
 }

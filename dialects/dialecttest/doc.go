@@ -248,6 +248,12 @@
 //     connections Ping, Tables, Read and Write are Unavailable within 10 s;
 //     after Restore the same source works again within 15 s and the failed
 //     write left nothing.
+//   - Frozen: a source with a 500 ms statement timeout whose DSN goes
+//     through StartProxy reads; the proxy is frozen (connections open, no
+//     byte through); Read, Write, Tables, Ping (and RunRead, RunWrite of a
+//     Runner), with no deadline of their own, are Timeout within the
+//     statement timeout plus dialects.TimeoutGrace (and 1 s of slack);
+//     after Thaw the same source works again within 15 s.
 //   - Unreachable: a DSN naming a port where nothing listens gives
 //     Unavailable from Open (if it connects) or from Ping, Tables, Read and
 //     Write.

@@ -1,7 +1,6 @@
 package dialecttest
 
 import (
-	"io"
 	"net"
 	"sync"
 	"testing"
@@ -12,16 +11,19 @@ import (
 // makes the server look gone (every open connection is closed, new ones are
 // refused) without stopping it, so other test packages that share the
 // server are not disturbed; Restore brings it back on the same address.
+// Freeze makes it look hung: connections stay open and new ones are
+// accepted, but no byte goes through either way until Thaw.
 type Proxy struct {
 	t      testing.TB
 	target string
 	addr   string
 
-	mu    sync.Mutex
-	ln    net.Listener // nil while cut or closed
-	conns map[net.Conn]struct{}
-	done  bool
-	wg    sync.WaitGroup
+	mu     sync.Mutex
+	ln     net.Listener // nil while cut or closed
+	conns  map[net.Conn]struct{}
+	done   bool
+	thawed chan struct{} // non-nil while frozen; closed by Thaw
+	wg     sync.WaitGroup
 }
 
 // StartProxy listens on a free 127.0.0.1 port and forwards every connection
@@ -51,6 +53,39 @@ func (p *Proxy) Cut() {
 		p.ln = nil
 	}
 	p.dropLocked()
+}
+
+// Freeze stops every byte between the clients and the server, on open
+// connections and new ones, as a server that stopped answering (a hung
+// process, a dead link that still looks open): calls wait until their own
+// deadlines. Bytes sent meanwhile are held and delivered by Thaw.
+func (p *Proxy) Freeze() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.thawed == nil {
+		p.thawed = make(chan struct{})
+	}
+}
+
+// Thaw lets the bytes through again after Freeze.
+func (p *Proxy) Thaw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.thawLocked()
+}
+
+func (p *Proxy) thawLocked() {
+	if p.thawed != nil {
+		close(p.thawed)
+		p.thawed = nil
+	}
+}
+
+// gate is closed when bytes may go through: nil when not frozen.
+func (p *Proxy) gate() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.thawed
 }
 
 // Restore listens again on the same address after Cut.
@@ -89,7 +124,10 @@ func (p *Proxy) close() {
 	p.wg.Wait()
 }
 
+// dropLocked closes every forwarded connection. A frozen proxy is thawed
+// first, so the bytes held go nowhere and the pipes end.
 func (p *Proxy) dropLocked() {
+	p.thawLocked()
 	for c := range p.conns {
 		_ = c.Close()
 	}
@@ -151,7 +189,21 @@ func (p *Proxy) forward(ln net.Listener, c net.Conn) {
 	}
 	done := make(chan struct{}, 2)
 	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				if g := p.gate(); g != nil {
+					<-g // frozen: hold the bytes until Thaw (or a drop)
+				}
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
 		stop()
 		done <- struct{}{}
 	}

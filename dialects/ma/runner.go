@@ -42,16 +42,20 @@ func (s *Source) RunRead(ctx context.Context, st dialects.Stmt) (dialects.Rows, 
 		return nil, fault.New(fault.Unavailable, "database source is closed")
 	}
 	qctx, cancel := s.bound(ctx)
+	// Errors are mapped before cancel ends qctx, which would make them
+	// look like timeouts.
 	conn, done, err := s.pin(qctx)
 	if err != nil {
+		err = s.err(qctx, err)
 		cancel()
-		return nil, s.err(qctx, err)
+		return nil, err
 	}
 	tx, err := conn.BeginTx(qctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
+		err = s.err(qctx, err)
 		done()
 		cancel()
-		return nil, s.err(qctx, err)
+		return nil, err
 	}
 	ended := false
 	end := func() {
@@ -63,9 +67,10 @@ func (s *Source) RunRead(ctx context.Context, st dialects.Stmt) (dialects.Rows, 
 	}
 	rs, err := tx.QueryContext(qctx, st.SQL, st.Args...)
 	if err != nil {
+		err = readOnlyErr(s.err(qctx, err))
 		end()
 		cancel()
-		return nil, readOnlyErr(s.err(qctx, err))
+		return nil, err
 	}
 	r, err := s.newRows(qctx, rs, end, nil)
 	if err != nil {

@@ -26,11 +26,6 @@ const (
 	// defaultDialTimeout bounds connecting when the DSN sets no timeout;
 	// without it an unreachable host hangs for the OS's TCP timeout.
 	defaultDialTimeout = 10 * time.Second
-	// timeoutGrace is how much longer than StatementTimeout an operation's
-	// context lives: the server's own limit answers first, with its error;
-	// the context bounds what the server does not (MySQL writes, a stalled
-	// network).
-	timeoutGrace = time.Second
 	// driverDefaultPacket is the driver's max_allowed_packet when the DSN
 	// names none.
 	driverDefaultPacket = 64 << 20
@@ -302,12 +297,12 @@ func (s *Source) err(ctx context.Context, err error) error {
 	return mapErr(ctx, err, s.closed.Load())
 }
 
-// bound limits an operation to the statement timeout plus a grace period.
+// bound limits an operation to the statement timeout plus
+// dialects.TimeoutGrace (dialects.Bound): the server's own limit answers
+// first, with its error; the deadline bounds what the server does not
+// (MySQL writes, a server that stopped answering).
 func (s *Source) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	if s.timeout <= 0 {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, s.timeout+timeoutGrace)
+	return dialects.Bound(ctx, s.timeout)
 }
 
 // plan binds a plan to this source's database: an empty schema means ours,
@@ -641,8 +636,9 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	qctx, cancel := s.bound(ctx)
 	meta, err := s.tableMeta(qctx, p.Table)
 	if err != nil {
+		err = s.err(qctx, err) // mapped before cancel ends qctx
 		cancel()
-		return nil, s.err(qctx, err)
+		return nil, err
 	}
 	if q := adapt(p, meta); q != p {
 		if st, err = (Dialect{}).Render(q); err != nil {

@@ -29,14 +29,23 @@ func (s *Source) Placeholder(n int) string { return "$" + strconv.Itoa(n) }
 // prepared statement. Statements always go through the extended protocol:
 // one statement per call, never several separated by ';'.
 func (s *Source) RunRead(ctx context.Context, st dialects.Stmt) (dialects.Rows, error) {
+	ctx, cancel := s.bound(ctx) // released when the rows close
+	// Errors are mapped before cancel ends ctx, which would make them look
+	// like timeouts.
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return nil, s.err(ctx, err)
+		err = s.err(ctx, err)
+		cancel()
+		return nil, err
 	}
-	end := func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }
+	end := func() {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		cancel()
+	}
 	if _, err := tx.Exec(ctx, setSchemaSQL, s.schema); err != nil {
+		err = s.err(ctx, err)
 		end()
-		return nil, s.err(ctx, err)
+		return nil, err
 	}
 	r, err := s.query(ctx, tx, dialects.Stmt{SQL: st.SQL, Args: textArgs(st.Args)})
 	if err != nil {
@@ -51,6 +60,8 @@ func (s *Source) RunRead(ctx context.Context, st dialects.Stmt) (dialects.Rows, 
 // statement returns (RETURNING) are read and dropped; RowsAffected sums the
 // statements' counts.
 func (s *Source) RunWrite(ctx context.Context, stmts []dialects.Stmt) (dialects.WriteResult, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return dialects.WriteResult{}, s.err(ctx, err)

@@ -32,6 +32,9 @@ type Source struct {
 	// acquireTimeout bounds the wait for a pooled connection (0: none but
 	// the request's deadline).
 	acquireTimeout time.Duration
+	// timeout is the statement timeout: the server's statement_timeout,
+	// and, with dialects.TimeoutGrace, every call's deadline (bound).
+	timeout time.Duration
 
 	// learned holds types introspection found that this package does not
 	// know by OID (extension types like citext, enums, their arrays), so
@@ -67,7 +70,7 @@ func Open(ctx context.Context, cfg dialects.Config) (dialects.Source, error) {
 	if schema == "" {
 		schema = defaultSchema
 	}
-	return &Source{pool: pool, schema: schema, acquireTimeout: cfg.AcquireTimeout}, nil
+	return &Source{pool: pool, schema: schema, acquireTimeout: cfg.AcquireTimeout, timeout: max(cfg.StatementTimeout, 0)}, nil
 }
 
 func setDefault(params map[string]string, key, value string) {
@@ -84,6 +87,8 @@ func (s *Source) Dialect() dialects.Dialect { return Dialect{} }
 
 // Ping checks that a connection can be had and answers.
 func (s *Source) Ping(ctx context.Context) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	conn, err := s.acquire(ctx)
 	if err != nil {
 		return err
@@ -149,6 +154,13 @@ func (s *Source) err(ctx context.Context, err error) error {
 	return mapErr(ctx, err, s.closed.Load())
 }
 
+// bound gives a call its deadline (dialects.Bound): statement_timeout ends
+// what the server runs too long, the deadline what it never answers (a
+// hung server, a connection lost without a reset), as fault.Timeout.
+func (s *Source) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return dialects.Bound(ctx, s.timeout)
+}
+
 // plan binds a plan to this source's schema: an empty schema means ours, any
 // other is not found here.
 func (s *Source) plan(p *query.Plan) (*query.Plan, error) {
@@ -200,6 +212,8 @@ ORDER BY c.relname, a.attnum`
 
 // Tables introspects the schema from pg_catalog.
 func (s *Source) Tables(ctx context.Context) ([]dialects.Table, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	conn, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -288,16 +302,24 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := s.bound(ctx)
 	conn, err := s.acquire(ctx)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
 	r, err := s.query(ctx, conn, st)
 	if err != nil {
 		conn.Release()
+		cancel()
 		return nil, err
 	}
-	r.release = conn.Release // the connection goes back when the rows close
+	// The deadline covers reading the rows; the connection goes back when
+	// they close.
+	r.release = func() {
+		conn.Release()
+		cancel()
+	}
 	return r, nil
 }
 
@@ -442,6 +464,8 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 	if err != nil {
 		return dialects.WriteResult{}, err
 	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	switch p.Action {
 	case query.Insert:
 		return s.insert(ctx, p)
@@ -563,6 +587,8 @@ func (s *Source) CheckValues(ctx context.Context, t *dialects.Table, tests []dia
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	conn, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
