@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"errors"
 	"time"
 
@@ -11,56 +10,6 @@ import (
 	"github.com/littlebitlabs/minimal/query"
 	"github.com/littlebitlabs/minimal/store"
 )
-
-// Allowed reports, without running anything, whether the principal may
-// take a named action on an object ("type/schema/table"). For the CRUD
-// actions (create, read, update, delete) it applies gate 1 (key_type AND
-// the matching locks) and gate 2 (the templates); for store.ActionSchema,
-// the right to change a table's definition, gate 2 only (the built-in
-// admin role holds it unless a deny rule takes it away). Row scopes are
-// not applied: whatever touches rows still goes through Execute. An
-// unknown action, or a failing check, is not allowed.
-func (e *Engine) Allowed(p *auth.Principal, object, action string) bool {
-	_, err := e.gates(p, object, action, false)
-	return err == nil
-}
-
-// AuthorizeRaw runs the gates for an operation on one table that does not
-// go through Execute: the mini-app schema_batch, whose query and replace
-// ops run SQL on the table's file and whose schema ops rewrite its
-// definition. need lists every action the operation may exercise, each a
-// CRUD action (gate 1, key_type AND the matching locks, then gate 2, the
-// templates) or store.ActionSchema (gate 2). With unbounded, the operation
-// runs SQL that no row scope or column list can narrow, so a CRUD action
-// granted under a row scope or for some columns only is refused too.
-//
-// A refusal answers the pipeline's 403 (permissions.Refusal, or
-// LockedRefusal when a lock forbids the action), is counted like
-// Execute's, and is audited on object with action "write" (as a custom
-// API's write). When every gate passes, the caller runs the operation and
-// reports it through done (rows touched, outcome), which audits it the
-// same way. The table need not exist yet: the gates are the object's.
-func (e *Engine) AuthorizeRaw(ctx context.Context, p *auth.Principal, object string, unbounded bool, need ...string) (done func(rows int64, err error), err error) {
-	start := time.Now()
-	if p == nil {
-		return nil, fault.New(fault.Unauthenticated, "missing access token")
-	}
-	for _, a := range need {
-		gate, err := e.gates(p, object, a, unbounded)
-		if err != nil {
-			if gate != "" {
-				e.refused(ctx, nil, gate)
-			}
-			e.auditOp(ctx, p, rawAction, object, 0, err, start)
-			return nil, err
-		}
-	}
-	return func(rows int64, err error) { e.auditOp(ctx, p, rawAction, object, rows, err, start) }, nil
-}
-
-// rawAction is the audit log's action of an operation AuthorizeRaw let
-// through: like a custom API's writes, it is no single CRUD action.
-const rawAction = "write"
 
 // gates decides one named action on an object through the permission
 // gates (permissions.Authorize; store.ActionSchema through
