@@ -85,25 +85,15 @@ func (s *Server) mountAdmin(r chi.Router) {
 	}
 
 	r.Get(OpenAPIPath, serveOpenAPI)
-	r.With(a.orgCreationEnabled, a.guard).Post(adminOrgs, a.createOrg)
+	// Creating an org is a route of its own, behind the server key.
+	orgs := a.orgs()
+	r.With(a.orgCreationEnabled, a.guard, operatorOnly("creating an org")).Post(adminOrgs, orgs.serveCreate)
+	orgs.create = nil
 	r.Group(func(r chi.Router) {
 		r.Use(a.guard)
-		r.Get(adminOrgs, a.listOrgs)
-		r.Get(adminOrg, a.getOrg)
-		r.Patch(adminOrg, a.patchOrg)
-		r.Delete(adminOrg, a.deleteOrg)
-
-		r.Get(adminProjects, a.listProjects)
-		r.Post(adminProjects, a.createProject)
-		r.Get(adminProject, a.getProject)
-		r.Patch(adminProject, a.patchProject)
-		r.Delete(adminProject, a.deleteProject)
-
-		r.Get(adminProject+"/spaces", a.listSpaces)
-		r.Post(adminProject+"/spaces", a.createSpace)
-		r.Get(adminProject+"/spaces/{space}", a.getSpace)
-		r.Patch(adminProject+"/spaces/{space}", a.patchSpace)
-		r.Delete(adminProject+"/spaces/{space}", a.deleteSpace)
+		orgs.mount(r, adminOrgs, adminOrg, http.MethodPatch)
+		a.projects().mount(r, adminProjects, adminProject, http.MethodPatch)
+		a.spaces().mount(r, adminProject+"/spaces", adminProject+"/spaces/{space}", http.MethodPatch)
 
 		r.Get(adminProject+"/identities", a.listIdentities)
 		r.Post(adminProject+"/identities", a.createIdentity)
@@ -116,22 +106,14 @@ func (s *Server) mountAdmin(r chi.Router) {
 		r.Get(adminProject+"/roles/{role}", a.getRole)
 		r.Get(adminProject+"/audit", a.listAudit)
 
-		r.Get(adminProject+"/databases", a.listDatabases)
-		r.Post(adminProject+"/databases", a.createDatabase)
-		r.Get(adminProject+"/databases/{type}/{schema}", a.getDatabase)
-		r.Patch(adminProject+"/databases/{type}/{schema}", a.patchDatabase)
-		r.Delete(adminProject+"/databases/{type}/{schema}", a.deleteDatabase)
+		a.databases().mount(r, adminProject+"/databases", adminProject+"/databases/{type}/{schema}", http.MethodPatch)
 		r.Post(adminProject+"/databases/{type}/{schema}/test", a.testDatabase)
 
 		a.mountPolicy(r, adminProject)
 
 		// Custom API definitions (see admin_custom.go); the uri, which may
 		// hold '/', is the rest of the path.
-		r.Get(adminProject+"/apis", a.listCustomAPIs)
-		r.Post(adminProject+"/apis", a.createCustomAPI)
-		r.Get(adminProject+"/apis/{method}/{version}/*", a.getCustomAPI)
-		r.Put(adminProject+"/apis/{method}/{version}/*", a.putCustomAPI)
-		r.Delete(adminProject+"/apis/{method}/{version}/*", a.deleteCustomAPI)
+		a.customAPIs().mount(r, adminProject+"/apis", adminProject+"/apis/{method}/{version}/*", http.MethodPut)
 	})
 }
 
@@ -252,15 +234,24 @@ func (a *admin) project(r *http.Request) (store.Org, store.Project, error) {
 	if err != nil {
 		return store.Org{}, store.Project{}, err
 	}
+	p, err := a.projectIn(r, o)
+	if err != nil {
+		return store.Org{}, store.Project{}, err
+	}
+	return o, p, nil
+}
+
+// projectIn resolves {project} in the org o.
+func (a *admin) projectIn(r *http.Request, o store.Org) (store.Project, error) {
 	abbr := pathParam(r, "project")
 	p, err := a.s.st.ProjectByAbbr(r.Context(), o.ID, abbr)
 	if err != nil {
 		if fault.KindOf(err) == fault.NotFound {
-			return store.Org{}, store.Project{}, fault.New(fault.NotFound, "project %q not found in org %q", abbr, o.Abbr)
+			return store.Project{}, fault.New(fault.NotFound, "project %q not found in org %q", abbr, o.Abbr)
 		}
-		return store.Org{}, store.Project{}, err
+		return store.Project{}, err
 	}
-	return o, p, nil
+	return p, nil
 }
 
 // listOf is the answer of every admin listing.

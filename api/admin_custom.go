@@ -109,144 +109,70 @@ func (b customAPIBody) def(projectID, uri, method string, version int) (store.Cu
 	return d, nil
 }
 
+// customRef names a custom API definition: the key of its item path.
+type customRef struct {
+	uri, method string
+	version     int
+}
+
 // customKey reads {method}, {version} and the uri (the rest of the path).
-func customKey(r *http.Request) (uri, method string, version int, err error) {
-	method = strings.ToUpper(pathParam(r, "method"))
-	version, err = strconv.Atoi(pathParam(r, "version"))
+func customKey(r *http.Request, _ store.Project) (customRef, error) {
+	method := strings.ToUpper(pathParam(r, "method"))
+	version, err := strconv.Atoi(pathParam(r, "version"))
 	if err != nil || version < 1 {
-		return "", "", 0, fault.New(fault.Invalid, "version %q in the path must be an integer, 1 or more", pathParam(r, "version"))
+		return customRef{}, fault.New(fault.Invalid, "version %q in the path must be an integer, 1 or more", pathParam(r, "version"))
 	}
-	return strings.Trim(pathParam(r, "*"), "/"), method, version, nil
+	return customRef{uri: strings.Trim(pathParam(r, "*"), "/"), method: method, version: version}, nil
 }
 
-func (a *admin) listCustomAPIs(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	defs, err := a.s.st.CustomAPIs(r.Context(), p.ID)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	out := make([]customAPIJSON, len(defs))
-	for i, d := range defs {
-		out[i] = customOut(d)
-	}
-	writeList(w, out)
-}
-
-func (a *admin) createCustomAPI(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b customAPIBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	switch {
-	case b.URI == nil:
-		err = required("uri", "")
-	case b.Method == nil:
-		err = required("method", "")
-	case b.Version == nil:
-		err = required("version", "")
-	}
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	d, err := b.def(p.ID, *b.URI, *b.Method, *b.Version)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if d, err = a.s.st.CreateCustomAPI(r.Context(), d); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, customOut(d))
-}
-
-func (a *admin) getCustomAPI(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	uri, method, version, err := customKey(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	d, err := a.s.st.CustomAPI(r.Context(), p.ID, uri, method, version)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, customOut(d))
-}
-
-// putCustomAPI replaces a definition; its key (uri, method, version) and
+// customAPIs serves the custom API definitions of a project, checked like
+// the custom_apis section of a policy file before they are stored. An
+// update (PUT) replaces a definition; its key (uri, method, version) and
 // id stay.
-func (a *admin) putCustomAPI(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
+func (a *admin) customAPIs() crud[store.Project, customRef, store.CustomAPI, customAPIBody, customAPIBody] {
+	return crud[store.Project, customRef, store.CustomAPI, customAPIBody, customAPIBody]{
+		a:      a,
+		parent: a.projectOf,
+		list: func(r *http.Request, p store.Project) ([]store.CustomAPI, error) {
+			return a.s.st.CustomAPIs(r.Context(), p.ID)
+		},
+		at: customKey,
+		get: func(r *http.Request, p store.Project, k customRef) (store.CustomAPI, error) {
+			return a.s.st.CustomAPI(r.Context(), p.ID, k.uri, k.method, k.version)
+		},
+		create: func(r *http.Request, p store.Project, b *customAPIBody) (store.CustomAPI, error) {
+			switch {
+			case b.URI == nil:
+				return store.CustomAPI{}, required("uri", "")
+			case b.Method == nil:
+				return store.CustomAPI{}, required("method", "")
+			case b.Version == nil:
+				return store.CustomAPI{}, required("version", "")
+			}
+			d, err := b.def(p.ID, *b.URI, *b.Method, *b.Version)
+			if err != nil {
+				return store.CustomAPI{}, err
+			}
+			return a.s.st.CreateCustomAPI(r.Context(), d)
+		},
+		update: func(r *http.Request, p store.Project, k customRef, b *customAPIBody) (store.CustomAPI, error) {
+			switch {
+			case b.URI != nil && strings.Trim(*b.URI, "/") != k.uri:
+				return store.CustomAPI{}, fault.New(fault.Invalid, "field \"uri\" is %q but the path names %q", *b.URI, k.uri)
+			case b.Method != nil && strings.ToUpper(*b.Method) != k.method:
+				return store.CustomAPI{}, fault.New(fault.Invalid, "field \"method\" is %q but the path names %q", *b.Method, k.method)
+			case b.Version != nil && *b.Version != k.version:
+				return store.CustomAPI{}, fault.New(fault.Invalid, "field \"version\" is %d but the path names %d", *b.Version, k.version)
+			}
+			d, err := b.def(p.ID, k.uri, k.method, k.version)
+			if err != nil {
+				return store.CustomAPI{}, err
+			}
+			return a.s.st.UpdateCustomAPI(r.Context(), d)
+		},
+		remove: func(r *http.Request, p store.Project, k customRef) error {
+			return a.s.st.DeleteCustomAPI(r.Context(), p.ID, k.uri, k.method, k.version)
+		},
+		out: func(_ store.Project, d store.CustomAPI) any { return customOut(d) },
 	}
-	uri, method, version, err := customKey(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b customAPIBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	switch {
-	case b.URI != nil && strings.Trim(*b.URI, "/") != uri:
-		err = fault.New(fault.Invalid, "field \"uri\" is %q but the path names %q", *b.URI, uri)
-	case b.Method != nil && strings.ToUpper(*b.Method) != method:
-		err = fault.New(fault.Invalid, "field \"method\" is %q but the path names %q", *b.Method, method)
-	case b.Version != nil && *b.Version != version:
-		err = fault.New(fault.Invalid, "field \"version\" is %d but the path names %d", *b.Version, version)
-	}
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	d, err := b.def(p.ID, uri, method, version)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if d, err = a.s.st.UpdateCustomAPI(r.Context(), d); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, customOut(d))
-}
-
-func (a *admin) deleteCustomAPI(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	uri, method, version, err := customKey(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := a.s.st.DeleteCustomAPI(r.Context(), p.ID, uri, method, version); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	noContent(w)
 }

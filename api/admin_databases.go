@@ -103,135 +103,76 @@ func (a *admin) database(r *http.Request) (store.Database, error) {
 	return a.s.st.Database(r.Context(), p.ID, pathParam(r, "type"), pathParam(r, "schema"))
 }
 
-func (a *admin) listDatabases(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
+// databases serves the registered databases of a project. A create or a
+// DSN change runs the connection test first; the DSN is never answered.
+func (a *admin) databases() crud[store.Project, store.Database, store.Database, databaseBody, databaseBody] {
+	return crud[store.Project, store.Database, store.Database, databaseBody, databaseBody]{
+		a:      a,
+		parent: a.projectOf,
+		list: func(r *http.Request, p store.Project) ([]store.Database, error) {
+			return a.s.st.DatabasesOf(r.Context(), p.ID)
+		},
+		at: func(r *http.Request, p store.Project) (store.Database, error) {
+			return a.s.st.Database(r.Context(), p.ID, pathParam(r, "type"), pathParam(r, "schema"))
+		},
+		get:    itself[store.Project, store.Database],
+		create: a.createDatabase,
+		update: a.patchDatabase,
+		remove: func(r *http.Request, _ store.Project, d store.Database) error {
+			return a.s.st.RemoveDatabase(r.Context(), d.ProjectID, d.Type, d.Schema)
+		},
+		out: func(_ store.Project, d store.Database) any { return databaseOut(d) },
 	}
-	dbs, err := a.s.st.DatabasesOf(r.Context(), p.ID)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	out := make([]databaseJSON, len(dbs))
-	for i, d := range dbs {
-		out[i] = databaseOut(d)
-	}
-	writeList(w, out)
 }
 
 // createDatabase registers a database after a successful connection test.
-func (a *admin) createDatabase(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b databaseBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
+func (a *admin) createDatabase(r *http.Request, p store.Project, b *databaseBody) (store.Database, error) {
 	for _, f := range []struct{ name, v string }{{"type", b.Type}, {"schema", b.Schema}, {"dsn", b.DSN}} {
 		if err := required(f.name, f.v); err != nil {
-			writeError(w, r, err)
-			return
+			return store.Database{}, err
 		}
 	}
 	if !slices.Contains(dialects.Types(), b.Type) {
-		writeError(w, r, fault.New(fault.Invalid, "field \"type\": unknown database type %q (this gateway serves %s)", b.Type, strings.Join(dialects.Types(), ", ")))
-		return
+		return store.Database{}, fault.New(fault.Invalid, "field \"type\": unknown database type %q (this gateway serves %s)", b.Type, strings.Join(dialects.Types(), ", "))
 	}
 	if err := checkMiDSN(r, b.Type); err != nil {
-		writeError(w, r, err)
-		return
+		return store.Database{}, err
 	}
 	if err := a.checkDSN(r, b.Type, b.Schema, b.DSN); err != nil {
-		writeError(w, r, err)
-		return
+		return store.Database{}, err
 	}
 	// A duplicate is refused before the (slow) connection test; the store
 	// checks again when it writes.
 	if _, err := a.s.st.Database(r.Context(), p.ID, b.Type, b.Schema); err == nil {
-		writeError(w, r, fault.New(fault.Conflict, "database %s/%s is already registered in this project", b.Type, b.Schema))
-		return
+		return store.Database{}, fault.New(fault.Conflict, "database %s/%s is already registered in this project", b.Type, b.Schema)
 	} else if fault.KindOf(err) != fault.NotFound {
-		writeError(w, r, err)
-		return
+		return store.Database{}, err
 	}
 	if err := a.probe(r, b.Type, b.Schema, b.DSN); err != nil {
-		writeError(w, r, err)
-		return
+		return store.Database{}, err
 	}
-	d, err := a.s.st.AddDatabase(r.Context(), store.Database{ProjectID: p.ID, Type: b.Type, Schema: b.Schema, DSN: b.DSN})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, databaseOut(d))
-}
-
-func (a *admin) getDatabase(w http.ResponseWriter, r *http.Request) {
-	d, err := a.database(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, databaseOut(d))
+	return a.s.st.AddDatabase(r.Context(), store.Database{ProjectID: p.ID, Type: b.Type, Schema: b.Schema, DSN: b.DSN})
 }
 
 // patchDatabase replaces the DSN (a rotated password, a moved host) after
 // a successful connection test; servers reopen the pool.
-func (a *admin) patchDatabase(w http.ResponseWriter, r *http.Request) {
-	d, err := a.database(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b databaseBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
+func (a *admin) patchDatabase(r *http.Request, _ store.Project, d store.Database, b *databaseBody) (store.Database, error) {
 	if b.Type != "" && b.Type != d.Type || b.Schema != "" && b.Schema != d.Schema {
-		writeError(w, r, fault.New(fault.Invalid, "fields \"type\" and \"schema\" cannot change: register another database"))
-		return
+		return d, fault.New(fault.Invalid, "fields \"type\" and \"schema\" cannot change: register another database")
 	}
 	if err := required("dsn", b.DSN); err != nil {
-		writeError(w, r, err)
-		return
+		return d, err
 	}
 	if err := checkMiDSN(r, d.Type); err != nil {
-		writeError(w, r, err)
-		return
+		return d, err
 	}
 	if err := a.checkDSN(r, d.Type, d.Schema, b.DSN); err != nil {
-		writeError(w, r, err)
-		return
+		return d, err
 	}
 	if err := a.probe(r, d.Type, d.Schema, b.DSN); err != nil {
-		writeError(w, r, err)
-		return
+		return d, err
 	}
-	if d, err = a.s.st.SetDatabaseDSN(r.Context(), d.ProjectID, d.Type, d.Schema, b.DSN); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, databaseOut(d))
-}
-
-func (a *admin) deleteDatabase(w http.ResponseWriter, r *http.Request) {
-	d, err := a.database(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := a.s.st.RemoveDatabase(r.Context(), d.ProjectID, d.Type, d.Schema); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	noContent(w)
+	return a.s.st.SetDatabaseDSN(r.Context(), d.ProjectID, d.Type, d.Schema, b.DSN)
 }
 
 // testDatabase runs the connection test on a registered database's stored

@@ -60,178 +60,89 @@ type rename struct {
 	Name *string `json:"name"`
 }
 
-func (a *admin) listOrgs(w http.ResponseWriter, r *http.Request) {
-	c := callerFrom(r.Context())
-	if c.operator {
-		orgs, err := a.s.st.Orgs(r.Context())
-		if err != nil {
-			writeError(w, r, err)
-			return
-		}
-		out := make([]orgJSON, len(orgs))
-		for i, o := range orgs {
-			out[i] = orgOut(o)
-		}
-		writeList(w, out)
-		return
+// orgs serves the orgs. An org admin lists and sees only the org of its
+// token (admin.org); creating one (a route of its own, behind the server
+// key: see mountAdmin) and deleting one need the server key.
+func (a *admin) orgs() crud[struct{}, store.Org, store.Org, nameAbbr, rename] {
+	return crud[struct{}, store.Org, store.Org, nameAbbr, rename]{
+		a:      a,
+		parent: func(*http.Request) (struct{}, error) { return struct{}{}, nil },
+		list: func(r *http.Request, _ struct{}) ([]store.Org, error) {
+			c := callerFrom(r.Context())
+			if c.operator {
+				return a.s.st.Orgs(r.Context())
+			}
+			o, err := a.s.st.OrgByID(r.Context(), c.p.OrgID)
+			if err != nil {
+				return nil, err
+			}
+			return []store.Org{o}, nil
+		},
+		at:  func(r *http.Request, _ struct{}) (store.Org, error) { return a.org(r) },
+		get: itself[struct{}, store.Org],
+		create: func(r *http.Request, _ struct{}, b *nameAbbr) (store.Org, error) {
+			if err := b.check(); err != nil {
+				return store.Org{}, err
+			}
+			return a.s.st.CreateOrg(r.Context(), b.Name, b.Abbr)
+		},
+		update: func(r *http.Request, _ struct{}, o store.Org, b *rename) (store.Org, error) {
+			if b.Name == nil {
+				return o, nil
+			}
+			return a.s.st.RenameOrg(r.Context(), o.ID, *b.Name)
+		},
+		remove: func(r *http.Request, _ struct{}, o store.Org) error {
+			if err := needOperator(r, "deleting an org"); err != nil {
+				return err
+			}
+			return a.s.st.DeleteOrg(r.Context(), o.ID)
+		},
+		out: func(_ struct{}, o store.Org) any { return orgOut(o) },
 	}
-	o, err := a.s.st.OrgByID(r.Context(), c.p.OrgID)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeList(w, []orgJSON{orgOut(o)})
 }
 
-func (a *admin) createOrg(w http.ResponseWriter, r *http.Request) {
-	if err := needOperator(r, "creating an org"); err != nil {
-		writeError(w, r, err)
-		return
+// operatorOnly refuses, before the body is read, a call that only the
+// server key may make.
+func operatorOnly(what string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := needOperator(r, what); err != nil {
+				writeError(w, r, err)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
 	}
-	var b nameAbbr
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := b.check(); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	o, err := a.s.st.CreateOrg(r.Context(), b.Name, b.Abbr)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, orgOut(o))
 }
 
-func (a *admin) getOrg(w http.ResponseWriter, r *http.Request) {
-	o, err := a.org(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
+// projects serves the projects of an org.
+func (a *admin) projects() crud[store.Org, store.Project, store.Project, nameAbbr, rename] {
+	return crud[store.Org, store.Project, store.Project, nameAbbr, rename]{
+		a:      a,
+		parent: a.org,
+		list: func(r *http.Request, o store.Org) ([]store.Project, error) {
+			return a.s.st.Projects(r.Context(), o.ID)
+		},
+		at:  a.projectIn,
+		get: itself[store.Org, store.Project],
+		create: func(r *http.Request, o store.Org, b *nameAbbr) (store.Project, error) {
+			if err := b.check(); err != nil {
+				return store.Project{}, err
+			}
+			return a.s.st.CreateProject(r.Context(), o.ID, b.Name, b.Abbr)
+		},
+		update: func(r *http.Request, _ store.Org, p store.Project, b *rename) (store.Project, error) {
+			if b.Name == nil {
+				return p, nil
+			}
+			return a.s.st.RenameProject(r.Context(), p.ID, *b.Name)
+		},
+		remove: func(r *http.Request, _ store.Org, p store.Project) error {
+			return a.s.st.DeleteProject(r.Context(), p.ID)
+		},
+		out: func(o store.Org, p store.Project) any { return projectOut(o, p) },
 	}
-	writeJSON(w, http.StatusOK, orgOut(o))
-}
-
-func (a *admin) patchOrg(w http.ResponseWriter, r *http.Request) {
-	o, err := a.org(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b rename
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if b.Name != nil {
-		if o, err = a.s.st.RenameOrg(r.Context(), o.ID, *b.Name); err != nil {
-			writeError(w, r, err)
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, orgOut(o))
-}
-
-func (a *admin) deleteOrg(w http.ResponseWriter, r *http.Request) {
-	o, err := a.org(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := needOperator(r, "deleting an org"); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := a.s.st.DeleteOrg(r.Context(), o.ID); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	noContent(w)
-}
-
-func (a *admin) listProjects(w http.ResponseWriter, r *http.Request) {
-	o, err := a.org(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	ps, err := a.s.st.Projects(r.Context(), o.ID)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	out := make([]projectJSON, len(ps))
-	for i, p := range ps {
-		out[i] = projectOut(o, p)
-	}
-	writeList(w, out)
-}
-
-func (a *admin) createProject(w http.ResponseWriter, r *http.Request) {
-	o, err := a.org(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b nameAbbr
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := b.check(); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	p, err := a.s.st.CreateProject(r.Context(), o.ID, b.Name, b.Abbr)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, projectOut(o, p))
-}
-
-func (a *admin) getProject(w http.ResponseWriter, r *http.Request) {
-	o, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, projectOut(o, p))
-}
-
-func (a *admin) patchProject(w http.ResponseWriter, r *http.Request) {
-	o, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b rename
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if b.Name != nil {
-		if p, err = a.s.st.RenameProject(r.Context(), p.ID, *b.Name); err != nil {
-			writeError(w, r, err)
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, projectOut(o, p))
-}
-
-func (a *admin) deleteProject(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := a.s.st.DeleteProject(r.Context(), p.ID); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	noContent(w)
 }
 
 // spaceBody creates a space or switches its MCP face.
@@ -240,105 +151,47 @@ type spaceBody struct {
 	MCP  *bool   `json:"mcp"`
 }
 
-// space resolves {org}, {project} and {space}.
-func (a *admin) space(r *http.Request) (store.Project, store.Space, error) {
+// projectOf resolves {org} and {project}: the parent of a project's
+// resources.
+func (a *admin) projectOf(r *http.Request) (store.Project, error) {
 	_, p, err := a.project(r)
-	if err != nil {
-		return store.Project{}, store.Space{}, err
-	}
-	sp, err := a.s.st.Space(r.Context(), p.ID, pathParam(r, "space"))
-	return p, sp, err
+	return p, err
 }
 
-func (a *admin) listSpaces(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
+// spaces serves the spaces of a project. A space is not renamed (tokens
+// carry its name); an update switches its MCP face.
+func (a *admin) spaces() crud[store.Project, store.Space, store.Space, spaceBody, spaceBody] {
+	return crud[store.Project, store.Space, store.Space, spaceBody, spaceBody]{
+		a:      a,
+		parent: a.projectOf,
+		list: func(r *http.Request, p store.Project) ([]store.Space, error) {
+			return a.s.st.Spaces(r.Context(), p.ID)
+		},
+		at: func(r *http.Request, p store.Project) (store.Space, error) {
+			return a.s.st.Space(r.Context(), p.ID, pathParam(r, "space"))
+		},
+		get: itself[store.Project, store.Space],
+		create: func(r *http.Request, p store.Project, b *spaceBody) (store.Space, error) {
+			if b.Name == nil {
+				return store.Space{}, required("name", "")
+			}
+			return a.s.st.CreateSpace(r.Context(), p.ID, *b.Name, b.MCP != nil && *b.MCP)
+		},
+		update: func(r *http.Request, p store.Project, sp store.Space, b *spaceBody) (store.Space, error) {
+			if b.Name != nil && *b.Name != sp.Name {
+				return sp, fault.New(fault.Invalid, "field \"name\": a space cannot be renamed (tokens carry its name); create another space and move identities")
+			}
+			if b.MCP == nil || *b.MCP == sp.MCPEnabled {
+				return sp, nil
+			}
+			if err := a.s.st.SetSpaceMCP(r.Context(), sp.ID, *b.MCP); err != nil {
+				return sp, err
+			}
+			return a.s.st.Space(r.Context(), p.ID, sp.Name)
+		},
+		remove: func(r *http.Request, _ store.Project, sp store.Space) error {
+			return a.s.st.DeleteSpace(r.Context(), sp.ID)
+		},
+		out: func(_ store.Project, sp store.Space) any { return spaceOut(sp) },
 	}
-	sps, err := a.s.st.Spaces(r.Context(), p.ID)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	out := make([]spaceJSON, len(sps))
-	for i, sp := range sps {
-		out[i] = spaceOut(sp)
-	}
-	writeList(w, out)
-}
-
-func (a *admin) createSpace(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b spaceBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if b.Name == nil {
-		writeError(w, r, required("name", ""))
-		return
-	}
-	sp, err := a.s.st.CreateSpace(r.Context(), p.ID, *b.Name, b.MCP != nil && *b.MCP)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, spaceOut(sp))
-}
-
-func (a *admin) getSpace(w http.ResponseWriter, r *http.Request) {
-	_, sp, err := a.space(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, spaceOut(sp))
-}
-
-// patchSpace switches the MCP face. A space is not renamed: tokens carry
-// its name.
-func (a *admin) patchSpace(w http.ResponseWriter, r *http.Request) {
-	p, sp, err := a.space(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b spaceBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if b.Name != nil && *b.Name != sp.Name {
-		writeError(w, r, fault.New(fault.Invalid, "field \"name\": a space cannot be renamed (tokens carry its name); create another space and move identities"))
-		return
-	}
-	if b.MCP != nil && *b.MCP != sp.MCPEnabled {
-		if err := a.s.st.SetSpaceMCP(r.Context(), sp.ID, *b.MCP); err != nil {
-			writeError(w, r, err)
-			return
-		}
-		if sp, err = a.s.st.Space(r.Context(), p.ID, sp.Name); err != nil {
-			writeError(w, r, err)
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, spaceOut(sp))
-}
-
-func (a *admin) deleteSpace(w http.ResponseWriter, r *http.Request) {
-	_, sp, err := a.space(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := a.s.st.DeleteSpace(r.Context(), sp.ID); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	noContent(w)
 }
