@@ -98,7 +98,7 @@ func FromParams(action Action, params url.Values, lim Limits) (*Plan, error) {
 			for _, v := range vals {
 				e, err := ParseFilter(name, v)
 				if err != nil {
-					return nil, err
+					return nil, postgrestHint(name, err)
 				}
 				where = append(where, e)
 			}
