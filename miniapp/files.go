@@ -8,6 +8,7 @@ import (
 	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/permissions"
 	"github.com/littlebitlabs/minimal/store"
 )
 
@@ -41,7 +42,7 @@ func schemaToolErr(p *auth.Principal, tool string, ref engine.TableRef, err erro
 	if errors.As(err, &ar) {
 		object, roles := "mi/"+ref.Schema+"/"+ref.Table, strings.Join(p.Roles, ", ")
 		if ar.Action == store.ActionSchema {
-			return fault.Wrap(fault.Forbidden, err, "%s changes table definitions and needs role %s or the schema action on %s, got [%s]", tool, AdminRole, object, roles)
+			return fault.Wrap(fault.Forbidden, err, "%s changes table definitions and needs role %s or the schema action on %s, got [%s]", tool, permissions.AdminRole, object, roles)
 		}
 		return fault.Wrap(fault.Forbidden, err, "%s needs the %s right on %s (key_type, locks and templates), got [%s]", tool, ar.Action, object, roles)
 	}

@@ -11,19 +11,15 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/permissions"
 	"github.com/littlebitlabs/minimal/query"
 )
-
-// AdminRole is the role the tools that write files on the server's disk
-// (row_materialize, data_snapshot) require, besides read on the table.
-const AdminRole = "admin"
 
 func init() {
 	insertTools("alias_create",
@@ -40,10 +36,7 @@ func init() {
 // requireAdmin refuses a caller without the admin role, naming its roles
 // as the pipeline's refusals do.
 func requireAdmin(p *auth.Principal, tool string) error {
-	if slices.Contains(p.Roles, AdminRole) {
-		return nil
-	}
-	return fault.New(fault.Forbidden, "%s writes files on the server and needs role %s, got [%s]", tool, AdminRole, strings.Join(p.Roles, ", "))
+	return permissions.RequireAdmin(p.Roles, tool+" writes files on the server and")
 }
 
 func matErr(kind fault.Kind, code string, data map[string]any, format string, args ...any) *Error {

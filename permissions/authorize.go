@@ -160,13 +160,13 @@ func AuthorizeAdmin(s Subject, action query.Action) error {
 	return nil
 }
 
-// RequireAdmin refuses, naming what needed it, a caller without the admin
-// role.
+// RequireAdmin refuses a caller without the admin role: "<what> needs
+// role admin, got [roles]".
 func RequireAdmin(roles []string, what string) error {
 	if IsAdmin(roles) {
 		return nil
 	}
-	return fault.New(fault.Forbidden, "%s needs the %s role, got [%s]", what, AdminRole, strings.Join(roles, ", "))
+	return fault.New(fault.Forbidden, "%s needs role %s, got [%s]", what, AdminRole, strings.Join(roles, ", "))
 }
 
 // MayCall reports whether roles may call something that allows the roles
