@@ -153,17 +153,21 @@ func decodeArgs(tool string, params []param, raw []byte) (args, error) {
 			return nil, invalid("unknown argument %q: %s takes %s", k, tool, paramList(params))
 		}
 	}
+	// The arguments sent are checked before the ones missing: a wrong one
+	// is the more telling refusal.
 	for _, p := range params {
-		v, ok := a[p.name]
-		if !ok || v == nil {
+		if v, ok := a[p.name]; ok && v != nil {
+			if err := p.check(v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, p := range params {
+		if v, ok := a[p.name]; !ok || v == nil {
 			if p.required {
 				return nil, invalid("missing required argument %q", p.name)
 			}
 			delete(a, p.name)
-			continue
-		}
-		if err := p.check(v); err != nil {
-			return nil, err
 		}
 	}
 	return a, nil

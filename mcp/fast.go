@@ -136,26 +136,29 @@ func paramHeadersAgree(h http.Header, def *mcpgo.Tool, args json.RawMessage) boo
 	}, def, params) == nil
 }
 
-// requestID is the JSON text of a request id as mcp-go writes it back: a
-// string, or a number that is an integer. Anything else (null, absent, a
-// fraction) is left to mcp-go.
+// requestID is the JSON text of a request id as it is written back: a
+// string, or an integer literal exactly as sent (also past 2^53, as
+// serveRPC echoes one on mcp-go's road). Anything else (null, absent, a
+// fraction, an exponent) is left to mcp-go's road.
 func requestID(raw json.RawMessage) ([]byte, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return nil, false
 	}
-	var id mcpgo.RequestId
-	if json.Unmarshal(raw, &id) != nil || id.IsNil() {
-		return nil, false
-	}
-	switch v := id.Value().(type) {
-	case string:
-		b, err := json.Marshal(v)
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil, false
+		}
+		b, err := json.Marshal(s)
 		return b, err == nil
-	case int64:
-		return strconv.AppendInt(nil, v, 10), true
 	}
-	return nil, false
+	for i, c := range raw {
+		if (c < '0' || c > '9') && (c != '-' || i > 0) {
+			return nil, false
+		}
+	}
+	return raw, true
 }
 
 var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}

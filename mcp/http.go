@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -103,11 +102,7 @@ func (s *Server) front(next http.Handler, rd *roads, who func(*http.Request) (*c
 		if s.direct(w, r, ctx, body, rd) {
 			return
 		}
-		if c.p != nil && handshakeInitialize(r.Header, body) {
-			w.Header().Set(mcpgo.HeaderSessionID, newTransportID(c.p))
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r.WithContext(ctx))
+		s.serveRPC(w, r.WithContext(ctx), body, next, c)
 	})
 }
 

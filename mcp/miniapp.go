@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,8 +13,6 @@ import (
 
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/miniapp"
-	"github.com/littlebitlabs/minimal/sessions"
-	"github.com/littlebitlabs/minimal/store"
 )
 
 // The mini-app face: mini-app-mcp's tools and resources on the mi
@@ -94,7 +93,7 @@ func (s *Server) miniAppResource(ctx context.Context, req mcpgo.ReadResourceRequ
 }
 
 func (s *Server) miniAppHandler(t *miniapp.Tool, in json.RawMessage, sessionArg bool) mcpserver.ToolHandlerFunc {
-	known := schemaProperties(in)
+	props := schemaProperties(in)
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		p, err := s.principal(ctx)
 		if err != nil {
@@ -102,18 +101,18 @@ func (s *Server) miniAppHandler(t *miniapp.Tool, in json.RawMessage, sessionArg 
 		}
 		raw := rawArguments(req)
 		id, err := s.sessionOf(ctx, p, sessionArg, raw)
-		var journaled *sessions.Call
-		var sess store.Session
-		if err == nil {
-			journaled, sess, err = s.sess.Begin(ctx, owner(p), id, t.Name, string(raw))
+		if err != nil {
+			return gatewayRefusal(err), nil // a session_id argument: the gateway's
 		}
+		journaled, sess, err := s.sess.Begin(ctx, owner(p), id, t.Name, string(raw))
 		if err != nil {
 			return miniAppText(fault.As(err).Message, true), nil
 		}
 		if !s.dropIn {
-			// The gateway's rule for arguments: one it does not know of is
-			// refused (drop-in mode ignores it, as mini-app-mcp).
-			if err := knownArguments(t.Name, raw, known); err != nil {
+			// The gateway's rule for arguments: one it does not know of, or
+			// one of another JSON type than its schema's, is refused
+			// (drop-in mode ignores unknown ones, as mini-app-mcp).
+			if err := checkArguments(t.Name, raw, props); err != nil {
 				journaled.FinishLater(err, 0, s.journalFailed(t.Name, sess.ID))
 				return gatewayRefusal(err), nil
 			}
@@ -150,24 +149,33 @@ func gatewayRefusal(err error) *mcpgo.CallToolResult {
 	return reply{text: body, isError: true}.result()
 }
 
-// schemaProperties returns the property names of a tool's input schema,
-// sorted.
-func schemaProperties(in json.RawMessage) []string {
+// schemaProperties returns the properties of a tool's input schema, each
+// with the JSON types its schema allows (none: any).
+func schemaProperties(in json.RawMessage) map[string][]string {
 	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
+		Properties map[string]struct {
+			Type json.RawMessage `json:"type"`
+		} `json:"properties"`
 	}
 	_ = json.Unmarshal(in, &s)
-	names := make([]string, 0, len(s.Properties))
-	for k := range s.Properties {
-		names = append(names, k)
+	props := make(map[string][]string, len(s.Properties))
+	for k, p := range s.Properties {
+		var one string
+		var types []string
+		if json.Unmarshal(p.Type, &one) == nil {
+			types = []string{one}
+		} else {
+			_ = json.Unmarshal(p.Type, &types)
+		}
+		props[k] = types
 	}
-	slices.Sort(names)
-	return names
+	return props
 }
 
-// knownArguments refuses an argument that is not one of known (sorted),
-// naming it and the ones the tool takes.
-func knownArguments(tool string, raw []byte, known []string) error {
+// checkArguments applies the gateway's rule for arguments to a mini-app
+// tool's: each one the tool takes (props), of a JSON type its schema
+// allows (null counts as absent). The refusal names the argument.
+func checkArguments(tool string, raw []byte, props map[string][]string) error {
 	var a map[string]json.RawMessage
 	if json.Unmarshal(raw, &a) != nil {
 		return nil // not an object: the tool's decoding names it
@@ -178,11 +186,61 @@ func knownArguments(tool string, raw []byte, known []string) error {
 	}
 	slices.Sort(names)
 	for _, k := range names {
-		if _, found := slices.BinarySearch(known, k); !found {
+		types, ok := props[k]
+		if !ok {
+			known := make([]string, 0, len(props))
+			for p := range props {
+				known = append(known, p)
+			}
+			slices.Sort(known)
 			return invalid("unknown argument %q: %s takes %s", k, tool, strings.Join(known, ", "))
 		}
+		got := jsonKind(a[k])
+		if len(types) == 0 || got == "null" || slices.Contains(types, got) || (got == "integer" && slices.Contains(types, "number")) {
+			continue
+		}
+		want := make([]string, len(types))
+		for i, t := range types {
+			want[i] = withArticle(t)
+		}
+		return invalid("argument %q must be %s, got %s", k, strings.Join(want, " or "), got)
 	}
 	return nil
+}
+
+// jsonKind is the JSON Schema type of a JSON value: integer for a number
+// without fraction or exponent.
+func jsonKind(v json.RawMessage) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "null"
+	}
+	switch v[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	if bytes.ContainsAny(v, ".eE") {
+		return "number"
+	}
+	return "integer"
+}
+
+func withArticle(jsonType string) string {
+	switch jsonType {
+	case "object", "array", "integer":
+		return "an " + jsonType
+	case "boolean":
+		return "true or false"
+	}
+	return "a " + jsonType
 }
 
 // miniAppText is mini-app-mcp's result: one text block, no structured

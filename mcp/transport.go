@@ -94,24 +94,19 @@ func transportSession(h http.Header, p *auth.Principal) (string, error) {
 	return id, nil
 }
 
-// handshakeInitialize reports whether body is an initialize request of
-// the handshake era, which gets a transport session id. (mcp-go runs
+// handshakeInitialize reports whether msg, an initialize request, is of
+// the handshake era, so that it gets a transport session id. (mcp-go runs
 // stateless here: the binding lives in the store, not in its memory.)
-func handshakeInitialize(h http.Header, body []byte) bool {
-	if mcpgo.IsModernProtocol(h.Get(mcpgo.HeaderProtocolVersion)) || !bytes.Contains(body, []byte(`"initialize"`)) {
+func handshakeInitialize(h http.Header, msg map[string]json.RawMessage) bool {
+	if mcpgo.IsModernProtocol(h.Get(mcpgo.HeaderProtocolVersion)) {
 		return false
 	}
-	var msg struct {
-		Method string `json:"method"`
-		Params struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"params"`
+	var params struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
 	}
-	if json.Unmarshal(body, &msg) != nil || msg.Method != string(mcpgo.MethodInitialize) {
-		return false
-	}
+	_ = json.Unmarshal(msg["params"], &params)
 	var v string
-	_ = json.Unmarshal(msg.Params.Meta[mcpgo.MetaKeyProtocolVersion], &v)
+	_ = json.Unmarshal(params.Meta[mcpgo.MetaKeyProtocolVersion], &v)
 	return !mcpgo.IsModernProtocol(v)
 }
 

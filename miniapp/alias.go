@@ -32,7 +32,7 @@ func init() {
 			InputSchema: obj(tableProp), run: (*Service).aliasList},
 		&Tool{Name: "alias_run", Action: query.Read, ReadOnly: true, Idempotent: true,
 			Description: "Run a stored alias: rows as list returns them, or the aggregate result when the alias has an aggregator. limit, offset, fields, order_by override the stored ones; params fill a templated filter.",
-			InputSchema: obj(nameProp+","+tableProp+`,"limit":{"type":"integer","minimum":0},"offset":{"type":"integer","minimum":0},"params":{"type":"object","additionalProperties":true},"order_by":{"type":"array","items":{"type":"object"}},`+fieldsProp, "name"),
+			InputSchema: obj(nameProp+","+tableProp+`,"limit":{"type":"integer","minimum":0},"offset":{"type":"integer","minimum":0},"params":{"type":["object","string"],"additionalProperties":true,"description":"Values of the template's params: an object, or the JSON text of one."},"order_by":{"type":"array","items":{"type":"object"}},`+fieldsProp, "name"),
 			run:         (*Service).aliasRun},
 		&Tool{Name: "alias_delete", Action: query.Update, Destructive: true, Idempotent: true,
 			Description: "Delete a stored alias (project scope first, then user). Returns {deleted}.",

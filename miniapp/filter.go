@@ -26,7 +26,7 @@ func (t *target) toExpr(raw json.RawMessage) (query.Expr, error) {
 	d := json.NewDecoder(bytesReader(raw))
 	d.UseNumber()
 	if err := d.Decode(&f); err != nil {
-		return nil, validationErr("filter", "invalid filter: "+err.Error())
+		return nil, validationErr("filter", "invalid filter: "+jsonProblem("filter", err))
 	}
 	known := func() (string, error) {
 		fi, ok := t.field(f.Field)
@@ -178,7 +178,7 @@ func (t *target) projection(raw json.RawMessage) ([]string, error) {
 	}
 	var fs fieldSelector
 	if err := json.Unmarshal(raw, &fs); err != nil {
-		return nil, validationErr("fields", "invalid field selector: "+err.Error())
+		return nil, validationErr("fields", "invalid field selector: "+jsonProblem("fields", err))
 	}
 	switch {
 	case fs.Mode == "all" || fs.Type == "All" || fs.Type == "all":

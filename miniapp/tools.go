@@ -113,12 +113,18 @@ func decode(args json.RawMessage, v any, required ...string) error {
 }
 
 // argsProblem is the ArgsError of a JSON decoding error of the argument
-// arg ("" for the arguments object), in JSON's terms: the field and the
-// JSON type it takes, never a Go type.
+// arg ("" for the arguments object), in JSON's terms (jsonProblem).
 func argsProblem(arg string, err error) *ArgsError {
+	return &ArgsError{Msg: "invalid params: " + jsonProblem(arg, err)}
+}
+
+// jsonProblem says what a JSON decoding error of the value arg ("" for
+// the arguments object) found, in JSON's terms: the field and the JSON type
+// it takes, never a Go type.
+func jsonProblem(arg string, err error) string {
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) {
-		return &ArgsError{Msg: "invalid params: " + strings.TrimPrefix(err.Error(), "json: ")}
+		return strings.TrimPrefix(err.Error(), "json: ")
 	}
 	field := te.Field
 	switch {
@@ -127,7 +133,10 @@ func argsProblem(arg string, err error) *ArgsError {
 	case field == "":
 		field = arg
 	}
-	return &ArgsError{Msg: fmt.Sprintf("invalid params: argument %q must be %s, got %s", field, jsonTypeOf(te.Type), te.Value)}
+	if field == "" {
+		return fmt.Sprintf("arguments must be %s, got %s", jsonTypeOf(te.Type), te.Value)
+	}
+	return fmt.Sprintf("argument %q must be %s, got %s", field, jsonTypeOf(te.Type), te.Value)
 }
 
 // jsonTypeOf names the JSON type a Go type decodes from.
