@@ -93,7 +93,7 @@ const (
 {"id":3,"name":null,"note":null,"price":null,"big":null,"score":null,"ok":null,"created":null,"raw":null,"tags":null,"blob":null,"odd key":null}
 `
 	goldenCSV  = "id,name,note,price,big,score,ok,created,raw,tags,blob,odd key\n1,\"Zoë “curly” \"\"straight\"\", comma\",\"line1\nline2\ttab\r\\\",12345678901234567890.123456789,9007199254740993,1.5,true,2024-03-05T14:30:00.123456+05:30,\"{\"\"a\"\":[1,2],\"\"b\"\":\"\"x y\"\"}\",\"[\"\"a\"\",2,null,[true,2.5]]\",aGkB/w==,x\n2,日本語 <&> 'single' \u2028,\"\",-0.5,-9007199254740993,1e-7,false,2024-01-02T03:04:05Z,[],\"[{\"\"a\"\":\"\"x\"\",\"\"z\"\":1}]\",\"\",\" lead\"\n3,,,,,,,,,,,\n"
-	goldenXML  = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<response><data><row><id>1</id><name>Zoë “curly” &#34;straight&#34;, comma</name><note>line1&#xA;line2&#x9;tab&#xD;\\</note><price>12345678901234567890.123456789</price><big>9007199254740993</big><score>1.5</score><ok>true</ok><created>2024-03-05T14:30:00.123456+05:30</created><raw>{&#34;a&#34;: [1, 2],&#xA; &#34;b&#34;: &#34;x y&#34;}</raw><tags><item>a</item><item>2</item><item null=\"true\"/><item><item>true</item><item>2.5</item></item></tags><blob>aGkB/w==</blob><column name=\"odd key\">x</column></row><row><id>2</id><name>日本語 &lt;&amp;&gt; &#39;single&#39; \u2028</name><note></note><price>-0.5</price><big>-9007199254740993</big><score>1e-7</score><ok>false</ok><created>2024-01-02T03:04:05Z</created><raw>[]</raw><tags><item><a>x</a><z>1</z></item></tags><blob></blob><column name=\"odd key\"> lead</column></row><row><id>3</id><name null=\"true\"/><note null=\"true\"/><price null=\"true\"/><big null=\"true\"/><score null=\"true\"/><ok null=\"true\"/><created null=\"true\"/><raw null=\"true\"/><tags null=\"true\"/><blob null=\"true\"/><column name=\"odd key\" null=\"true\"/></row></data><page number=\"2\" size=\"3\"/></response>\n"
+	goldenXML  = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<response><data><row><id>1</id><name>Zoë “curly” &#34;straight&#34;, comma</name><note>line1&#xA;line2&#x9;tab&#xD;\\</note><price>12345678901234567890.123456789</price><big>9007199254740993</big><score>1.5</score><ok>true</ok><created>2024-03-05T14:30:00.123456+05:30</created><raw><a><item>1</item><item>2</item></a><b>x y</b></raw><tags><item>a</item><item>2</item><item null=\"true\"/><item><item>true</item><item>2.5</item></item></tags><blob>aGkB/w==</blob><column name=\"odd key\">x</column></row><row><id>2</id><name>日本語 &lt;&amp;&gt; &#39;single&#39; \u2028</name><note></note><price>-0.5</price><big>-9007199254740993</big><score>1e-7</score><ok>false</ok><created>2024-01-02T03:04:05Z</created><raw></raw><tags><item><a>x</a><z>1</z></item></tags><blob></blob><column name=\"odd key\"> lead</column></row><row><id>3</id><name null=\"true\"/><note null=\"true\"/><price null=\"true\"/><big null=\"true\"/><score null=\"true\"/><ok null=\"true\"/><created null=\"true\"/><raw null=\"true\"/><tags null=\"true\"/><blob null=\"true\"/><column name=\"odd key\" null=\"true\"/></row></data><page number=\"2\" size=\"3\"/></response>\n"
 	goldenBSON = "\x1e\x01\x00\x00\x12id\x00\x01\x00\x00\x00\x00\x00\x00\x00\x02name\x00#\x00\x00\x00Zoë “curly” \"straight\", comma\x00\x02note\x00\x12\x00\x00\x00line1\nline2\ttab\r\\\x00\x13price\x00\x15\x819n\xb1ɾF2\x1b\xe4'\x00\x00.0\x12big\x00\x01\x00\x00\x00\x00\x00 \x00\x01score\x00\x00\x00\x00\x00\x00\x00\xf8?\bok\x00\x01\tcreated\x00\xfbV\xd7\r\x8e\x01\x00\x00\x02raw\x00\x1b\x00\x00\x00{\"a\": [1, 2],\n \"b\": \"x y\"}\x00\x04tags\x003\x00\x00\x00\x020\x00\x02\x00\x00\x00a\x00\x121\x00\x02\x00\x00\x00\x00\x00\x00\x00\n2\x00\x043\x00\x14\x00\x00\x00\b0\x00\x01\x011\x00\x00\x00\x00\x00\x00\x00\x04@\x00\x00\x05blob\x00\x04\x00\x00\x00\x00hi\x01\xff\x02odd key\x00\x02\x00\x00\x00x\x00\x00\xdb\x00\x00\x00\x12id\x00\x02\x00\x00\x00\x00\x00\x00\x00\x02name\x00\x1b\x00\x00\x00日本語 <&> 'single' \u2028\x00\x02note\x00\x01\x00\x00\x00\x00\x13price\x00\x05\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00>\xb0\x12big\x00\xff\xff\xff\xff\xff\xff\xdf\xff\x01score\x00H\xaf\xbc\x9a\xf2\xd7z>\bok\x00\x00\tcreated\x00\x88\xd8 Ȍ\x01\x00\x00\x02raw\x00\x03\x00\x00\x00[]\x00\x04tags\x00!\x00\x00\x00\x030\x00\x19\x00\x00\x00\x02a\x00\x02\x00\x00\x00x\x00\x12z\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x05blob\x00\x00\x00\x00\x00\x00\x02odd key\x00\x06\x00\x00\x00 lead\x00\x00W\x00\x00\x00\x12id\x00\x03\x00\x00\x00\x00\x00\x00\x00\nname\x00\nnote\x00\nprice\x00\nbig\x00\nscore\x00\nok\x00\ncreated\x00\nraw\x00\ntags\x00\nblob\x00\nodd key\x00\x00"
 	goldenYAML = `data:
   - id: 1
@@ -104,7 +104,7 @@ const (
     score: 1.5
     ok: true
     created: "2024-03-05T14:30:00.123456+05:30"
-    raw: "{\"a\": [1, 2],\n \"b\": \"x y\"}"
+    raw: {"a": [1, 2], "b": "x y"}
     tags: ["a", 2, null, [true, 2.5]]
     blob: "aGkB/w=="
     "odd key": "x"
@@ -116,7 +116,7 @@ const (
     score: 1e-7
     ok: false
     created: "2024-01-02T03:04:05Z"
-    raw: "[]"
+    raw: []
     tags: [{"a": "x", "z": 1}]
     blob: ""
     "odd key": " lead"
@@ -311,10 +311,10 @@ func TestXMLParses(t *testing.T) {
 	}
 	want := []string{
 		"{id=1 name=Zoë “curly” \"straight\", comma note=line1\nline2\ttab\r\\ price=12345678901234567890.123456789 big=9007199254740993 " +
-			"score=1.5 ok=true created=2024-03-05T14:30:00.123456+05:30 raw={\"a\": [1, 2],\n \"b\": \"x y\"} " +
+			"score=1.5 ok=true created=2024-03-05T14:30:00.123456+05:30 raw={a={item=1 item=2} b=x y} " +
 			"tags={item=a item=2 item=<null> item={item=true item=2.5}} blob=aGkB/w== odd key=x}",
 		"{id=2 name=日本語 <&> 'single' \u2028 note= price=-0.5 big=-9007199254740993 score=1e-7 ok=false created=2024-01-02T03:04:05Z " +
-			"raw=[] tags={item={a=x z=1}} blob= odd key= lead}",
+			"raw= tags={item={a=x z=1}} blob= odd key= lead}",
 		"{id=3 name=<null> note=<null> price=<null> big=<null> score=<null> ok=<null> created=<null> raw=<null> tags=<null> blob=<null> odd key=<null>}",
 	}
 	rows := doc.Nodes[0].Nodes
@@ -337,11 +337,11 @@ func TestYAMLParses(t *testing.T) {
 		"data": []any{
 			map[string]any{"id": 1, "name": "Zoë “curly” \"straight\", comma", "note": "line1\nline2\ttab\r\\",
 				"price": 12345678901234567890.123456789, "big": 9007199254740993, "score": 1.5, "ok": true,
-				"created": "2024-03-05T14:30:00.123456+05:30", "raw": "{\"a\": [1, 2],\n \"b\": \"x y\"}",
+				"created": "2024-03-05T14:30:00.123456+05:30", "raw": map[string]any{"a": []any{1, 2}, "b": "x y"},
 				"tags": []any{"a", 2, nil, []any{true, 2.5}}, "blob": "aGkB/w==", "odd key": "x"},
 			map[string]any{"id": 2, "name": "日本語 <&> 'single' \u2028", "note": "",
 				"price": -0.5, "big": -9007199254740993, "score": 1e-7, "ok": false,
-				"created": "2024-01-02T03:04:05Z", "raw": "[]",
+				"created": "2024-01-02T03:04:05Z", "raw": []any{},
 				"tags": []any{map[string]any{"a": "x", "z": 1}}, "blob": "", "odd key": " lead"},
 			map[string]any{"id": 3, "name": nil, "note": nil, "price": nil, "big": nil, "score": nil, "ok": nil,
 				"created": nil, "raw": nil, "tags": nil, "blob": nil, "odd key": nil},

@@ -66,8 +66,8 @@ func appendXMLText[S []byte | string](dst []byte, s S) []byte {
 // and not starting with "xml" in any case (reserved by XML 1.0). Narrower
 // than the XML Name production on purpose, so that every parser, whatever
 // edition of the name tables it follows, reads it the same.
-func isXMLName(s string) bool {
-	if s == "" || len(s) >= 3 && strings.EqualFold(s[:3], "xml") {
+func isXMLName[S []byte | string](s S) bool {
+	if len(s) == 0 || len(s) >= 3 && strings.EqualFold(string(s[:3]), "xml") {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -99,7 +99,7 @@ func appendXMLOpen(dst []byte, name string) ([]byte, string) {
 // an empty element with null="true".
 func appendXMLElement(dst []byte, name string, v any, depth int) []byte {
 	dst, closeName := appendXMLOpen(dst, name)
-	if v == nil {
+	if raw, ok := v.(json.RawMessage); v == nil || ok && isJSONNull(raw) {
 		return append(dst, ` null="true"/>`...)
 	}
 	dst = append(dst, '>')
@@ -127,6 +127,9 @@ func appendXMLValue(dst []byte, v any, depth int) []byte {
 	case []byte:
 		return base64.StdEncoding.AppendEncode(dst, v)
 	case json.RawMessage:
+		if out, ok := appendXMLRawJSON(dst, v, depth); ok {
+			return out // elements, as an array or object is written
+		}
 		return appendXMLText(dst, []byte(v))
 	case []any:
 		if depth >= maxDepth {
@@ -182,7 +185,8 @@ func appendXMLValue(dst []byte, v any, depth int) []byte {
 // with a final newline. A column, or a key of an object cell, that is not a
 // safe element name (see isXMLName) is written <column name="...">v</column>;
 // null is an empty element with null="true"; an array is a sequence of
-// <item> elements and an object a sequence of elements named by its keys.
+// <item> elements and an object a sequence of elements named by its keys,
+// a JSON value (json, jsonb; see appendXMLRawJSON) alike.
 type xmlEncoder struct {
 	open  []string // unfinished start tag of each column: <name or <column name="..."
 	close []string // end tag of each column: </name> or </column>
@@ -206,7 +210,7 @@ func (e *xmlEncoder) row(dst []byte, _ int64, vals []any) []byte {
 	dst = append(dst, "<row>"...)
 	for j, v := range vals {
 		dst = append(dst, e.open[j]...)
-		if v == nil {
+		if raw, ok := v.(json.RawMessage); v == nil || ok && isJSONNull(raw) {
 			dst = append(dst, ` null="true"/>`...)
 			continue
 		}

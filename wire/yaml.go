@@ -25,7 +25,8 @@ import (
 // or "data: []" for an empty result. Strings are always JSON-style
 // double-quoted scalars (valid YAML 1.2), so no string can be read back as
 // another type; numbers, booleans and null are plain; nested arrays and
-// objects are flow collections.
+// objects, and JSON values (json, jsonb; see appendYAMLRawJSON) alike, are
+// one-line flow collections.
 type yamlEncoder struct {
 	// keys[i] starts the line of the i-th column: "  - key: " for the first,
 	// "    key: " for the others.
@@ -167,6 +168,9 @@ func appendYAML(dst []byte, v any, depth int) []byte {
 		dst = base64.StdEncoding.AppendEncode(dst, v)
 		return append(dst, '"')
 	case json.RawMessage:
+		if out, ok := appendYAMLRawJSON(dst, v, depth); ok {
+			return out // a flow collection, as an array or object is written
+		}
 		return appendQuoted(dst, []byte(v), true)
 	case []any:
 		if depth >= maxDepth {
