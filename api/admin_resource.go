@@ -66,68 +66,57 @@ func (x crud[P, K, T, C, U]) serveList(w http.ResponseWriter, r *http.Request) {
 }
 
 func (x crud[P, K, T, C, U]) serveCreate(w http.ResponseWriter, r *http.Request) {
+	var t T
 	p, err := x.parent(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
+	if err == nil {
+		b := new(C)
+		if err = x.a.decodeStrict(w, r, b); err == nil {
+			t, err = x.create(r, p, b)
+		}
 	}
-	b := new(C)
-	if err := x.a.decodeStrict(w, r, b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	t, err := x.create(r, p, b)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, x.out(p, t))
+	x.answer(w, r, http.StatusCreated, p, t, err)
 }
 
 func (x crud[P, K, T, C, U]) serveGet(w http.ResponseWriter, r *http.Request) {
+	var t T
 	p, k, err := x.item(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
+	if err == nil {
+		t, err = x.get(r, p, k)
 	}
-	t, err := x.get(r, p, k)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, x.out(p, t))
+	x.answer(w, r, http.StatusOK, p, t, err)
 }
 
 func (x crud[P, K, T, C, U]) serveUpdate(w http.ResponseWriter, r *http.Request) {
+	var t T
 	p, k, err := x.item(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
+	if err == nil {
+		b := new(U)
+		if err = x.a.decodeStrict(w, r, b); err == nil {
+			t, err = x.update(r, p, k, b)
+		}
 	}
-	b := new(U)
-	if err := x.a.decodeStrict(w, r, b); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	t, err := x.update(r, p, k, b)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, x.out(p, t))
+	x.answer(w, r, http.StatusOK, p, t, err)
 }
 
 func (x crud[P, K, T, C, U]) serveDelete(w http.ResponseWriter, r *http.Request) {
 	p, k, err := x.item(r)
+	if err == nil {
+		err = x.remove(r, p, k)
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	if err := x.remove(r, p, k); err != nil {
+	noContent(w)
+}
+
+// answer writes the item as stored with status, or the refusal err.
+func (x crud[P, K, T, C, U]) answer(w http.ResponseWriter, r *http.Request, status int, p P, t T, err error) {
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	noContent(w)
+	writeJSON(w, status, x.out(p, t))
 }
 
 // item resolves the parent and what an item path names.
