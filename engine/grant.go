@@ -275,3 +275,20 @@ func project(cols []dialects.Column, rows [][]any, visible []string) ([]dialects
 	}
 	return out, prow
 }
+
+// Check tells, without running anything, whether the principal's gates
+// let it take action on an object "type/schema/table": nil, or the
+// refusal (a 403 naming its roles). A hidden object is not refused here:
+// whatever acts on it next answers its 404. A refusal is not counted; the
+// operation that follows is.
+func (e *Engine) Check(p *auth.Principal, object string, action query.Action) error {
+	_, err := e.authz.Authorize(p.Subject(), object, action)
+	var ref *permissions.Refused
+	if errors.As(err, &ref) {
+		if ref.Gate == permissions.GateHidden {
+			return nil
+		}
+		return ref.Err
+	}
+	return err
+}
