@@ -96,7 +96,15 @@ func appendBSONValue(dst []byte, v any, depth int) ([]byte, bsoncore.Type) {
 	case []byte:
 		return bsoncore.AppendBinary(dst, 0, v), bsoncore.TypeBinary
 	case json.RawMessage:
-		return appendBSONString(dst, []byte(v)), bsoncore.TypeString
+		// Its compact JSON text, as CSV holds it; text that is not JSON as
+		// it is.
+		start := len(dst)
+		if out, ok := appendCompactJSON(append(dst, 0, 0, 0, 0), v); ok {
+			out = append(out, 0)
+			binary.LittleEndian.PutUint32(out[start:], uint32(len(out)-start-4))
+			return out, bsoncore.TypeString
+		}
+		return appendBSONString(dst[:start], []byte(v)), bsoncore.TypeString
 	case []any:
 		if depth >= maxDepth {
 			return dst, bsoncore.TypeNull
