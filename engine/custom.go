@@ -164,10 +164,8 @@ func (e *Engine) customDef(ctx context.Context, projectID string, call *CustomCa
 // customGates is gate 1 and the role check of a custom API: the same
 // key_type and lock functions as Auto API plans, the same refusals.
 func (e *Engine) customGates(p *auth.Principal, api *custom.API) error {
-	for _, act := range api.Actions() {
-		if !p.KeyType.Allows(act) {
-			return permissions.Refusal(p.Roles)
-		}
+	if err := permissions.CheckKeyType(p.KeyType, api.Actions(), p.Roles); err != nil {
+		return err
 	}
 	locks := e.authz.Locks(p.ProjectID)
 	for _, x := range api.Access() {

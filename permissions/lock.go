@@ -88,6 +88,17 @@ func CheckMask(keyType query.Mask, locks []Lock, object string, action query.Act
 	return eff, nil
 }
 
+// CheckKeyType is gate 1 without an object: the key_type must allow every
+// action (else Refusal).
+func CheckKeyType(keyType query.Mask, actions []query.Action, roles []string) error {
+	for _, a := range actions {
+		if !keyType.Allows(a) {
+			return Refusal(roles)
+		}
+	}
+	return nil
+}
+
 // LockedRefusal is the 403 of gate 1 when an operator's lock, not the
 // token, forbids the action.
 func LockedRefusal(a query.Action, roles []string) *fault.Error {
