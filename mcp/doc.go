@@ -19,7 +19,10 @@
 // engine.Execute is the one road for data; listings come from
 // engine.Databases and engine.Tables. Every tool but start_ai_session and
 // help runs in an AI session (package sessions), which journals the call
-// before the tool runs and its outcome after.
+// before the tool runs and its outcome after. A call names its AI session
+// with the session_id argument, X-Session-Id or, in the handshake era, the
+// Mcp-Session-Id that initialize issued and start_ai_session bound
+// (transport.go); JSON-RPC rules mcp-go leaves out are in jsonrpc.go.
 //
 // Refusals take three shapes: the credential layer answers HTTP errors, an
 // unknown tool is a JSON-RPC error (-32602), and everything the caller can
