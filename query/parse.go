@@ -23,6 +23,8 @@ const (
 var reserved = map[string]bool{
 	ParamColumns: true, ParamOrder: true, ParamSize: true, ParamPage: true,
 	ParamFormat: true, ParamAll: true, ParamSet: true,
+	ParamOr: true, ParamAnd: true, ParamCount: true, ParamAgg: true, ParamGroup: true,
+	ParamOnConflict: true, ParamResolution: true, ParamReturn: true,
 }
 
 // IsReserved reports whether a parameter name is not a filter.
@@ -74,6 +76,18 @@ func FromParams(action Action, params url.Values, lim Limits) (*Plan, error) {
 			p.Order = ord
 		case ParamSize, ParamPage, ParamFormat:
 			// handled below / by the face
+		case ParamOr, ParamAnd:
+			for _, v := range vals {
+				e, err := ParseLogic(name, v)
+				if err != nil {
+					return nil, err
+				}
+				where = append(where, e)
+			}
+		case ParamCount, ParamAgg, ParamGroup, ParamOnConflict, ParamResolution, ParamReturn:
+			if err := p.setOption(action, name, last(vals)); err != nil {
+				return nil, err
+			}
 		case ParamAll:
 			all, err := parseBoolParam(name, last(vals))
 			if err != nil {
@@ -103,6 +117,9 @@ func FromParams(action Action, params url.Values, lim Limits) (*Plan, error) {
 				where = append(where, e)
 			}
 		}
+	}
+	if p.Resolution != "" && len(p.OnConflict) == 0 {
+		return nil, invalid("parameter %q needs %q: name the unique columns a duplicate is found by", ParamResolution, ParamOnConflict)
 	}
 	switch len(where) {
 	case 0:

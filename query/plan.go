@@ -144,4 +144,19 @@ type Plan struct {
 	Set []Assign
 	// All allows a delete or update without a filter.
 	All bool
+
+	// OnConflict, when set, makes an insert an upsert: a row whose values
+	// of these columns (a unique key) equal an existing row's is resolved
+	// by Resolution instead of failing.
+	OnConflict []string
+	// Resolution of an upsert: ResolveMerge (update the existing row with
+	// the row's values, the default) or ResolveIgnore (keep it).
+	Resolution string
+	// Return asks an update or delete for the rows it affected, answered
+	// in WriteResult.Returned (an insert returns its rows anyway).
+	Return bool
+	// Count is a read's count mode (CountExact, CountPlanned,
+	// CountEstimated), "" for none: the face answers the total next to
+	// the page.
+	Count string
 }
