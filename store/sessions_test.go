@@ -203,3 +203,46 @@ func testJournalConcurrentCalls(t *testing.T) {
 		}
 	}
 }
+
+func TestSessionOfTransport(t *testing.T) { eachBackend(t, testSessionOfTransport) }
+
+// testSessionOfTransport: the newest session an identity started on a
+// transport session is found by its id, ended or not; another identity's,
+// another transport's or none is "".
+func testSessionOfTransport(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "a")
+	_, other := sessionOwner(t, s, "b")
+	start := func(transport string) Session {
+		t.Helper()
+		return must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", Transport: transport}))
+	}
+	find := func(projectID, identityID, transport string) string {
+		t.Helper()
+		return must[string](t)(s.SessionOfTransport(ctx, projectID, identityID, transport))
+	}
+	if got := find(p.ID, id.ID, "t1"); got != "" {
+		t.Fatalf("before any: %q", got)
+	}
+	first := start("t1")
+	start("")   // no transport session
+	start("t2") // another one
+	if got := find(p.ID, id.ID, "t1"); got != first.ID {
+		t.Fatalf("t1: %q, want %q", got, first.ID)
+	}
+	if err := s.EndSession(ctx, first.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := find(p.ID, id.ID, "t1"); got != first.ID {
+		t.Fatalf("t1 after end: %q, want the ended %q", got, first.ID)
+	}
+	time.Sleep(2 * time.Millisecond) // started_at orders them
+	second := start("t1")
+	if got := find(p.ID, id.ID, "t1"); got != second.ID {
+		t.Fatalf("t1 rebound: %q, want %q", got, second.ID)
+	}
+	if got := find(other.ProjectID, other.ID, "t1"); got != "" {
+		t.Fatalf("another identity: %q", got)
+	}
+}
