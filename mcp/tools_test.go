@@ -250,7 +250,7 @@ func TestJournal(t *testing.T) {
 	// Admin role only; another project's or an unknown session is 404.
 	_, reader := g.identity("reader", "user", []string{"reader"}, nil, auth.MintOptions{})
 	r := g.restDo("GET", "/minimal/api/admin/v1/sessions/"+sid+"/journal", reader, nil)
-	if r.status != 403 || !strings.Contains(string(r.raw), "admin role, got [reader]") {
+	if r.status != 403 || !strings.Contains(string(r.raw), "reading a session journal needs role admin, got [reader]") {
 		t.Fatalf("non-admin: %d %s", r.status, r.raw)
 	}
 	if r := g.restDo("GET", "/minimal/api/admin/v1/sessions/nope/journal", g.admin, nil); r.status != 404 {
