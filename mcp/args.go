@@ -100,6 +100,22 @@ func withParam(in json.RawMessage, p param) json.RawMessage {
 	return out
 }
 
+// withoutParam returns the input schema in without the property name.
+func withoutParam(in json.RawMessage, name string) json.RawMessage {
+	var s map[string]json.RawMessage
+	var props map[string]json.RawMessage
+	if json.Unmarshal(in, &s) != nil || json.Unmarshal(s["properties"], &props) != nil {
+		panic("mcp: a tool's input schema is not an object schema") // built from constants
+	}
+	if _, ok := props[name]; !ok {
+		return in
+	}
+	delete(props, name)
+	s["properties"], _ = json.Marshal(props)
+	out, _ := json.Marshal(s)
+	return out
+}
+
 // args are decoded, checked tool arguments. Numbers are json.Number, so
 // values reach the engine exact, as REST bodies do.
 type args map[string]any

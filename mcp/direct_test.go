@@ -92,6 +92,11 @@ func TestDirectParity(t *testing.T) {
 		if direct.status != viaSDK.status || direct.ctype != viaSDK.ctype || !bytes.Equal(direct.body, viaSDK.body) {
 			t.Errorf("%s:\ndirect %d %s %s\nmcp-go %d %s %s", c.name, direct.status, direct.ctype, direct.body, viaSDK.status, viaSDK.ctype, viaSDK.body)
 		}
+		// Every tool result says isError, false too, on both roads.
+		if bytes.Contains(direct.body, []byte(`"result":{"_meta"`)) && bytes.Contains(direct.body, []byte(`"content":[`)) &&
+			!bytes.Contains(direct.body, []byte(`"isError":false`)) && !bytes.Contains(direct.body, []byte(`"isError":true`)) {
+			t.Errorf("%s: a tool result without isError: %s", c.name, direct.body)
+		}
 	}
 	g.srv.SetDirect(true)
 	// Both roads journal alike: each call once, its arguments first.

@@ -93,7 +93,7 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	}
 	if err != nil {
 		buf.Reset()
-		encodeRPCError(buf, id, err.Error())
+		encodeRPCError(buf, id, rpcCode(err), err.Error())
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
@@ -240,8 +240,12 @@ func (s *Server) openResult(buf *bytes.Buffer, id []byte) {
 // key when key is set) and escaped as encoding/json escapes raw messages.
 func closeResult(buf *bytes.Buffer, isError bool, structured []byte, key string) {
 	buf.WriteByte(']')
+	// isError is always written, false too: mini-app-mcp's clients (and
+	// agents) check it (finish.go adds it on mcp-go's road).
 	if isError {
 		buf.WriteString(`,"isError":true`)
+	} else {
+		buf.WriteString(`,"isError":false`)
 	}
 	buf.WriteString(`,"resultType":"complete"`)
 	if structured != nil {
@@ -261,12 +265,14 @@ func closeResult(buf *bytes.Buffer, isError bool, structured []byte, key string)
 	buf.WriteString("}}\n")
 }
 
-// encodeRPCError writes the JSON-RPC error mcp-go answers for a handler
-// that returned an error: -32603 with the error's text.
-func encodeRPCError(buf *bytes.Buffer, id []byte, msg string) {
+// encodeRPCError writes the JSON-RPC error answered for a handler that
+// returned an error: code (rpcCode) with the error's text.
+func encodeRPCError(buf *bytes.Buffer, id []byte, code int, msg string) {
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(id)
-	buf.WriteString(`,"error":{"code":-32603,"message":`)
+	buf.WriteString(`,"error":{"code":`)
+	buf.WriteString(strconv.Itoa(code))
+	buf.WriteString(`,"message":`)
 	writeString(buf, msg)
 	buf.WriteString("}}\n")
 }

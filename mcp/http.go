@@ -102,6 +102,7 @@ func (s *Server) front(next http.Handler, rd *roads, who func(*http.Request) (*c
 		if s.direct(w, r, ctx, body, rd) {
 			return
 		}
+		c.codes = &rpcCodes{}
 		s.serveRPC(w, r.WithContext(ctx), body, next, c)
 	})
 }

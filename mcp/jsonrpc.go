@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -67,14 +68,22 @@ func (s *Server) serveOne(w http.ResponseWriter, r *http.Request, body []byte, n
 		writeRPCError(w, nil, mcpgo.INVALID_REQUEST, "id must be a string or an integer: null is no request id (a notification has no id member)")
 		return
 	}
-	if hasMethod && name == string(mcpgo.MethodInitialize) && c.p != nil && handshakeInitialize(r.Header, msg) {
-		w.Header().Set(mcpgo.HeaderSessionID, newTransportID(c.p))
+	if p := cmp.Or(c.p, c.local); hasMethod && name == string(mcpgo.MethodInitialize) && p != nil && handshakeInitialize(r.Header, msg) {
+		w.Header().Set(mcpgo.HeaderSessionID, newTransportID(p))
 	}
 	if hasID && inexactID(id) {
-		passExactID(w, r, msg, id, next)
+		passExactID(w, r, msg, id, next, c.codes)
 		return
 	}
-	pass(w, r, body, next)
+	passFinished(w, r, body, next, c.codes)
+}
+
+// passFinished hands body to next and writes its answer finished
+// (finish.go: isError on tool results, the codes in rc).
+func passFinished(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler, rc *rpcCodes) {
+	rec := newRecorder()
+	pass(rec, r, body, next)
+	rec.writeTo(w, finishBody(rec.body.Bytes(), rec.header.Get("Content-Type"), rc))
 }
 
 // pass hands body to next.
@@ -107,7 +116,7 @@ func inexactID(id json.RawMessage) bool {
 // passExactID serves a message whose numeric id mcp-go would round: it
 // goes to next under a placeholder string id, which the answer gets back
 // as the id's exact text.
-func passExactID(w http.ResponseWriter, r *http.Request, msg map[string]json.RawMessage, id json.RawMessage, next http.Handler) {
+func passExactID(w http.ResponseWriter, r *http.Request, msg map[string]json.RawMessage, id json.RawMessage, next http.Handler, rc *rpcCodes) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	placeholder := []byte(`"minimal-id-` + hex.EncodeToString(b[:]) + `"`)
@@ -119,11 +128,8 @@ func passExactID(w http.ResponseWriter, r *http.Request, msg map[string]json.Raw
 	}
 	rec := newRecorder()
 	pass(rec, r, body, next)
-	out := bytes.Replace(rec.body.Bytes(), placeholder, bytes.TrimSpace(id), 1)
-	rec.copyHeader(w)
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-	w.WriteHeader(rec.status)
-	_, _ = w.Write(out)
+	out := finishBody(rec.body.Bytes(), rec.header.Get("Content-Type"), rc)
+	rec.writeTo(w, bytes.Replace(out, placeholder, bytes.TrimSpace(id), 1))
 }
 
 // serveBatch serves a batch of 2025-03-26: each member as a message of its
@@ -201,6 +207,14 @@ func newRecorder() *recorder { return &recorder{header: http.Header{}, status: h
 func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 func (r *recorder) WriteHeader(status int)      { r.status = status }
+
+// writeTo answers w with the recorded status and header, and body.
+func (r *recorder) writeTo(w http.ResponseWriter, body []byte) {
+	r.copyHeader(w)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(r.status)
+	_, _ = w.Write(body)
+}
 
 // copyHeader copies the recorded header to w, but Content-Length.
 func (r *recorder) copyHeader(w http.ResponseWriter) {

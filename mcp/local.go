@@ -56,7 +56,7 @@ func (s *Server) LocalHandler(ctx context.Context, lh LocalHTTP) (h http.Handler
 		if lh.Bearer != "" && (!strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1) {
 			return nil, fault.New(fault.Unauthenticated, "missing or wrong bearer token: send Authorization: Bearer <MINI_APP_HTTP_TOKEN>")
 		}
-		return &caller{token: lh.Token, session: sess.ID}, nil
+		return &caller{token: lh.Token, session: sess.ID, local: p}, nil
 	})
 	return h, end, nil
 }

@@ -46,6 +46,9 @@ func (s *Server) addMiniApp(srv *mcpserver.MCPServer, hooks *mcpserver.Hooks, ad
 			continue // it re-scans the mounted directories of drop-in mode only
 		}
 		in := t.InputSchema
+		if s.dropIn {
+			in = withoutParam(in, "schema") // one local control plane: the table names the database
+		}
 		if sessionArg {
 			in = withParam(in, pSession)
 		}
@@ -125,6 +128,9 @@ func (s *Server) miniAppHandler(t *miniapp.Tool, in json.RawMessage, sessionArg 
 			// as the gateway's own tools answer it (drop-in mode answers
 			// mini-app-mcp's JSON-RPC error).
 			return gatewayRefusal(fault.New(fault.Invalid, "%s", strings.TrimPrefix(ae.Msg, "invalid params: "))), nil
+		}
+		if errors.As(out.Err, &ae) {
+			return nil, &invalidParams{msg: ae.Msg} // -32602, as mini-app-mcp answers it
 		}
 		if out.Err != nil {
 			fe := fault.As(out.Err)

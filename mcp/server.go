@@ -55,6 +55,15 @@ This process has one AI session for its lifetime: every call is journaled in it 
 3. meta_list_custom_apis lists the custom APIs your project defines for you; call them with call_api {uri, method, version, params}.
 A result with isError true is a refusal: report its code and message (a permission refusal names your roles) and do not retry with other credentials.`
 
+// DropInInstructions are the instructions of drop-in mode (minimal mcp
+// without a token file), which serves mini-app-mcp's tools only: how an
+// agent tells the table modes apart, as mini-app-mcp's do.
+const DropInInstructions = `Mini-app tables: each table is a schema.yaml and a SQLite file, served by 22 tools (info, list, get, create, update, delete, aliases, aggregates, content edits, schema changes, snapshots).
+Mode detection: call info without a table. TABLE_REQUIRED means multi-table mode: pass table on every call (the schema://yaml?table=<name> resources list the tables). An answer means legacy single-table mode: table may be left out.
+Then: info (the fields) → list / get → create / update (merge by default, mode "replace" to store data as given) / delete. Read docs://quickstart, docs://tools, docs://errors and docs://filters for the details.
+This process has one AI session for its lifetime: every call is journaled in it with its arguments before it runs, so never put a secret in an argument.
+A result with isError true is a refusal: its text says why.`
+
 // Deps are what the MCP face talks to.
 type Deps struct {
 	Engine   *engine.Engine
@@ -130,6 +139,10 @@ func (s *Server) build(stdio bool) (*mcpserver.MCPServer, *roads) {
 	var tools []*tool
 	for _, t := range catalog {
 		switch {
+		case s.dropIn && (stdio || !t.sessionControl):
+			// Drop-in mode offers mini-app-mcp's 22 tools only (and, on a
+			// face without an implicit session, the session tools).
+			continue
 		case stdio && t.sessionControl:
 			continue
 		case !stdio && t.session:
@@ -142,15 +155,24 @@ func (s *Server) build(stdio bool) (*mcpserver.MCPServer, *roads) {
 		tools = append(tools, t)
 	}
 	instructions := Instructions
-	if stdio {
+	switch {
+	case s.dropIn:
+		instructions = DropInInstructions
+	case stdio:
 		instructions = ImplicitSessionInstructions
 	}
 	hooks := &mcpserver.Hooks{}
+	hooks.AddOnError(recordCode)
 	// The handshake answers with a version it serves: one it does not know
 	// of is answered with the newest handshake version.
 	hooks.AddBeforeInitialize(func(_ context.Context, _ any, req *mcpgo.InitializeRequest) {
 		if v := req.Params.ProtocolVersion; v != "" && !slices.Contains(SupportedVersions, v) {
 			req.Params.ProtocolVersion = mcpgo.LATEST_LEGACY_PROTOCOL_VERSION
+			if s.dropIn {
+				// mini-app-mcp answers an older client (2024-11-05) with
+				// the one version it speaks.
+				req.Params.ProtocolVersion = mcpgo.ProtocolVersion20250326
+			}
 		}
 	})
 	// tools/list shows what the caller can use: its key_type and roles allow
@@ -218,6 +240,12 @@ type caller struct {
 	// param is the Mcp-Param-Session-Id header, when paramSet.
 	param    string
 	paramSet bool
+	// codes collects the JSON-RPC error codes of mcp-go's answers to put
+	// right (finish.go); nil on the direct road.
+	codes *rpcCodes
+	// local is the identity of a single-user process (drop-in mode's
+	// HTTP face), for whom initialize mints transport session ids.
+	local *auth.Principal
 }
 
 type callerKey struct{}

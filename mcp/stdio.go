@@ -39,10 +39,12 @@ func (s *Server) ServeStdio(ctx context.Context, token string, in io.Reader, out
 	srv, _ := s.build(true)
 	std := mcpserver.NewStdioServer(srv)
 	std.SetErrorLogger(log.New(slogWriter{s.log}, "", 0))
+	codes := &rpcCodes{}
 	std.SetContextFunc(func(ctx context.Context) context.Context {
-		return withCaller(ctx, &caller{token: token, session: sess.ID})
+		return withCaller(ctx, &caller{token: token, session: sess.ID, codes: codes})
 	})
 	g := newGate(ctx, in, out)
+	g.out.codes = codes
 	return std.Listen(ctx, g, g.out)
 }
 
@@ -63,7 +65,9 @@ type gate struct {
 }
 
 type gateWriter struct {
-	w        io.Writer
+	w io.Writer
+	// codes are the error codes to put right in the answers (finish.go).
+	codes    *rpcCodes
 	mu       sync.Mutex
 	answered int // responses written
 	changed  chan struct{}
@@ -129,11 +133,14 @@ func (g *gate) count(b []byte) {
 	}
 }
 
-// Write writes one message (mcp-go writes each with one Write) and counts
-// it as an answer when it is a response: an object whose members hold a
-// result or an error before any method.
+// Write writes one message (mcp-go writes each with one Write), finished
+// (finish.go), and counts it as an answer when it is a response: an object
+// whose members hold a result or an error before any method.
 func (w *gateWriter) Write(b []byte) (int, error) {
-	n, err := w.w.Write(b)
+	n, err := w.w.Write(finishLine(b, w.codes))
+	if err == nil {
+		n = len(b)
+	}
 	if isResponse(b) {
 		w.mu.Lock()
 		w.answered++

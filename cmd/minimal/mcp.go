@@ -15,6 +15,7 @@ import (
 
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/engine"
+	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/mcp"
 	"github.com/littlebitlabs/minimal/miniapp"
 	"github.com/littlebitlabs/minimal/sessions"
@@ -48,7 +49,8 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case *httpMode:
 		bearer := os.Getenv("MINI_APP_HTTP_TOKEN")
 		if !mcp.Loopback(*bind) && bearer == "" {
-			return usagef("mcp: refusing to bind %s: not a loopback address; set MINI_APP_HTTP_TOKEN to require a bearer token on every request", *bind)
+			// Exit code 1, as mini-app-mcp's refusal.
+			return fault.New(fault.Invalid, "mcp: refusing to bind %s: not a loopback address; set MINI_APP_HTTP_TOKEN to require a bearer token on every request", *bind)
 		}
 		return dropIn(ctx, dropInHTTP{bind: *bind, bearer: bearer, bodyTimeout: *bodyTimeout}, stdin, stdout, stderr, *maxPage, *stmtTimeout)
 	case !*stdio:
@@ -159,7 +161,7 @@ func serveDropInHTTP(ctx context.Context, srv *mcp.Server, token string, hc drop
 		return err
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	log.Info("serving MCP", "addr", ln.Addr().String(), "path", mcp.LocalPath, "bearer", hc.bearer != "")
+	log.Info("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "path", mcp.LocalPath, "bearer", hc.bearer != "")
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

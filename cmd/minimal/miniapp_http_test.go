@@ -65,7 +65,7 @@ func startHTTPDropIn(t *testing.T, env ...string) *httpDropIn {
 				Addr string `json:"addr"`
 				Path string `json:"path"`
 			}
-			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "serving MCP" {
+			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "serving MCP over streamable HTTP" {
 				addrc <- "http://" + rec.Addr + rec.Path
 			}
 		}
@@ -201,7 +201,7 @@ func TestMiniAppDropInHTTP(t *testing.T) {
 }
 
 // TestMiniAppDropInHTTPNonLoopback: a non-loopback bind without
-// MINI_APP_HTTP_TOKEN is refused with exit code 2.
+// MINI_APP_HTTP_TOKEN is refused with exit code 1, as mini-app-mcp does.
 func TestMiniAppDropInHTTPNonLoopback(t *testing.T) {
 	for _, bind := range []string{"0.0.0.0:0", ":0"} {
 		cmd := exec.Command(binary, "mcp", "--http", "--bind", bind)
@@ -209,7 +209,7 @@ func TestMiniAppDropInHTTPNonLoopback(t *testing.T) {
 		cmd.Env = append(os.Environ(), "MINI_APP_HTTP_TOKEN=", "MINI_APP_USER_DIR="+t.TempDir())
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "not a loopback address") || !strings.Contains(string(out), "MINI_APP_HTTP_TOKEN") {
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "not a loopback address") || !strings.Contains(string(out), "MINI_APP_HTTP_TOKEN") {
 			t.Fatalf("bind %s: %v %s", bind, err, out)
 		}
 	}

@@ -217,6 +217,9 @@ func answerOf(t *testing.T, method string, m map[string]json.RawMessage) (json.R
 type replayHTTP struct {
 	url     string
 	version string
+	// session is the Mcp-Session-Id initialize issued, sent back on every
+	// later request (as upstream's backup script does).
+	session string
 	logs    *lockedBuffer
 	mu      sync.Mutex
 	id      int
@@ -250,7 +253,7 @@ func openReplayHTTP(t *testing.T, work string, env []string, version string) rep
 				Addr string `json:"addr"`
 				Path string `json:"path"`
 			}
-			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "serving MCP" {
+			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "serving MCP over streamable HTTP" {
 				addrc <- "http://" + rec.Addr + rec.Path
 			}
 		}
@@ -301,11 +304,17 @@ func (c *replayHTTP) post(t *testing.T, msg any) map[string]json.RawMessage {
 	if c.version != "" {
 		req.Header.Set("MCP-Protocol-Version", c.version)
 	}
+	if c.session != "" {
+		req.Header.Set("Mcp-Session-Id", c.session)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("POST %s: %v\n%s", c.url, err, c.logs.String())
 	}
 	defer resp.Body.Close()
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && c.session == "" {
+		c.session = sid
+	}
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)

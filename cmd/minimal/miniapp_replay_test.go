@@ -144,8 +144,7 @@ func newReplayEnv(t *testing.T, tr replayTransport) *replayEnv {
 }
 
 // call runs a tool: content[0].text, isError, or the JSON-RPC error. A
-// result must hold exactly one text content; a success's isError is absent
-// or false.
+// result must hold exactly one text content and an isError member.
 func (e *replayEnv) call(t *testing.T, tool string, args map[string]any) (string, bool, *rpcError) {
 	t.Helper()
 	return replayCall(t, e.c, tool, args)
@@ -168,7 +167,9 @@ func replayCall(t *testing.T, c replayConn, tool string, args map[string]any) (s
 		} `json:"content"`
 		IsError *bool `json:"isError"`
 	}
-	if err := json.Unmarshal(raw, &res); err != nil || len(res.Content) != 1 || res.Content[0].Type != "text" {
+	// Upstream's client asserts isError == Some(false) on every success:
+	// the member is always there.
+	if err := json.Unmarshal(raw, &res); err != nil || len(res.Content) != 1 || res.Content[0].Type != "text" || res.IsError == nil {
 		t.Fatalf("%s: result %s", tool, raw)
 	}
 	return res.Content[0].Text, res.IsError != nil && *res.IsError, nil
@@ -317,9 +318,12 @@ var replayScenarios = []replayScenario{
 				c = e.tr.open(t, e.work, e.env, v)
 			}
 			init := c.initResult()
-			got, _ := init["protocolVersion"].(string)
-			if v == "2025-03-26" && got != v || got == "" {
+			// Upstream answers 2025-03-26, also to a 2024-11-05 client.
+			if got, _ := init["protocolVersion"].(string); got != "2025-03-26" {
 				t.Errorf("initialize %s: protocolVersion %q", v, got)
+			}
+			if hc, ok := c.(*replayHTTP); ok && hc.session == "" {
+				t.Errorf("initialize %s over HTTP: no Mcp-Session-Id (upstream's backup script requires one)", v)
 			}
 			caps, _ := init["capabilities"].(map[string]any)
 			if caps["tools"] == nil || caps["resources"] == nil {
@@ -330,7 +334,8 @@ var replayScenarios = []replayScenario{
 			}
 			// The process has one implicit session: the instructions must
 			// not send the agent to start_ai_session, which is not offered.
-			if s, _ := init["instructions"].(string); s == "" || strings.Contains(s, "start_ai_session") || !strings.Contains(s, "one AI session") {
+			if s, _ := init["instructions"].(string); s == "" || strings.Contains(s, "start_ai_session") || !strings.Contains(s, "one AI session") ||
+				!strings.Contains(s, "multi-table mode") || !strings.Contains(s, "legacy single-table mode") {
 				t.Errorf("initialize %s: instructions %q", v, s)
 			}
 			if text := replayMust(t, c, "info", map[string]any{"table": "emo"}); !strings.Contains(text, `"table": "emo"`) {
@@ -373,9 +378,23 @@ var replayScenarios = []replayScenario{
 		if len(missing) > 0 {
 			t.Errorf("tools/list lacks %v of the contract's 22 tools", missing)
 		}
+		// Upstream's unit test: exactly 22, none of the gateway's.
+		if len(tools) != len(contractTools) {
+			names := []string{}
+			for n := range tools {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			t.Errorf("tools/list has %d tools, want the contract's 22: %v", len(tools), names)
+		}
 		for _, n := range contractTools {
-			if schema, _ := tools[n]["inputSchema"].(map[string]any); tools[n] != nil && schema["type"] != "object" {
+			schema, _ := tools[n]["inputSchema"].(map[string]any)
+			if tools[n] != nil && schema["type"] != "object" {
 				t.Errorf("%s: inputSchema %v", n, schema)
+			}
+			// The gateway's schema argument has no place in drop-in mode.
+			if props, _ := schema["properties"].(map[string]any); props["schema"] != nil {
+				t.Errorf("%s: inputSchema has a schema property: %v", n, props["schema"])
 			}
 		}
 	}},
@@ -907,8 +926,9 @@ var replayScenarios = []replayScenario{
 		}
 	}},
 	{"argument_errors", func(t *testing.T, e *replayEnv) {
-		// A missing required key or a wrong JSON type is a JSON-RPC error;
-		// unknown keys are ignored.
+		// A missing required key or a wrong JSON type is the JSON-RPC error
+		// -32602 (invalid params), as upstream answers; unknown keys are
+		// ignored.
 		for _, c := range []struct {
 			tool string
 			args map[string]any
@@ -920,7 +940,7 @@ var replayScenarios = []replayScenario{
 			{"list", map[string]any{"table": "emo", "limit": "ten"}, "invalid params"},
 		} {
 			text, isErr, rerr := e.call(t, c.tool, c.args)
-			if rerr == nil || !strings.Contains(rerr.Message, c.want) {
+			if rerr == nil || rerr.Code != -32602 || !strings.Contains(rerr.Message, c.want) {
 				t.Errorf("%s %v: %v %q %v, want a JSON-RPC error %q", c.tool, c.args, isErr, text, rerr, c.want)
 			}
 		}
