@@ -370,6 +370,26 @@ func (v *Verifier) verify(ctx context.Context, raw string) (*Principal, error) {
 	if err != nil {
 		return nil, fault.New(fault.Unauthenticated, "invalid access token: bad key_type")
 	}
+	// The lookups below ask the control plane; one that does not answer
+	// must not hold every request of both faces.
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, StoreTimeout)
+	defer cancel()
+	p, err := v.lookup(ctx, &c, mask)
+	if err != nil && ctx.Err() != nil && parent.Err() == nil {
+		return nil, fault.Wrap(fault.Unavailable, err, "the control plane did not answer within %s", StoreTimeout)
+	}
+	return p, err
+}
+
+// StoreTimeout bounds the control-plane lookups of one token verification:
+// past it the request answers 503 (Retry-After) instead of waiting on a
+// control plane that does not answer.
+const StoreTimeout = 5 * time.Second
+
+// lookup checks a parsed token against the store: revocation, identity,
+// project, and narrows its roles and key_type to what the identity holds.
+func (v *Verifier) lookup(ctx context.Context, c *Claims, mask query.Mask) (*Principal, error) {
 	revoked, err := v.revoked(ctx, c.ID, c.Ancestors)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/dialects/dialecttest"
 	"github.com/littlebitlabs/minimal/store"
 )
@@ -50,7 +51,12 @@ func askFace(t *testing.T, req *http.Request) faceAnswer {
 // store, and both must answer it alike, from wire's one table: 503
 // UNAVAILABLE with Retry-After. Once the control plane is back, both serve
 // again.
-func TestFacesAnswerControlPlaneOutageAlike(t *testing.T) {
+// controlPlaneReplica starts a replica whose PostgreSQL control plane sits
+// behind a proxy, and returns the proxy, the replica and a request of each
+// face (REST: a read; MCP: tools/list in 2026-07-28), each served before
+// anything is done to the proxy.
+func controlPlaneReplica(t *testing.T) (*dialecttest.Proxy, *replica, map[string]func() *http.Request) {
+	t.Helper()
 	dsn := freshControlPlane(t)
 	u, err := url.Parse(dsn)
 	if err != nil || u.Host == "" {
@@ -90,6 +96,11 @@ func TestFacesAnswerControlPlaneOutageAlike(t *testing.T) {
 		}
 	}
 
+	return px, r, faces
+}
+
+func TestFacesAnswerControlPlaneOutageAlike(t *testing.T) {
+	px, r, faces := controlPlaneReplica(t)
 	px.Cut()
 	for name, req := range faces {
 		// Past the verified-token cache (one second) the credential
@@ -108,6 +119,36 @@ func TestFacesAnswerControlPlaneOutageAlike(t *testing.T) {
 	px.Restore()
 	for name, req := range faces {
 		within(t, 10*time.Second, name+" serves again", func() (bool, string) {
+			a := askFace(t, req())
+			return a.status == 200, a.String()
+		})
+	}
+	r.stop(t)
+}
+
+// TestFacesAnswerFrozenControlPlane freezes the control plane's proxy: the
+// connections stay open and nothing answers. The credential check of both
+// faces gives up after auth.StoreTimeout and answers 503 with Retry-After
+// instead of holding the request; once thawed, both serve again.
+func TestFacesAnswerFrozenControlPlane(t *testing.T) {
+	px, r, faces := controlPlaneReplica(t)
+	time.Sleep(1100 * time.Millisecond) // past the verified-token cache
+	px.Freeze()
+	for name, req := range faces {
+		start := time.Now()
+		a := askFace(t, req())
+		took := time.Since(start)
+		if a.status != 503 || a.code != "UNAVAILABLE" || a.retryAfter == "" {
+			t.Errorf("%s with the control plane frozen: %v, want 503 UNAVAILABLE with Retry-After", name, a)
+		}
+		if took > auth.StoreTimeout+3*time.Second {
+			t.Errorf("%s answered after %s, auth.StoreTimeout is %s", name, took, auth.StoreTimeout)
+		}
+		t.Logf("%s: %v in %s", name, a, took)
+	}
+	px.Thaw()
+	for name, req := range faces {
+		within(t, 15*time.Second, name+" serves again", func() (bool, string) {
 			a := askFace(t, req())
 			return a.status == 200, a.String()
 		})
