@@ -71,8 +71,8 @@ func TestMiniAppArrayFilters(t *testing.T) {
 		want   string
 	}{
 		{"string field", map[string]any{"type": "array_contains", "field": "text", "value": "x"}, "validation error on field 'text': 'array_contains' filter requires an array field"},
-		{"null value", f("array_not_contains", nil), "validation error on field 'tags': filter value must be a non-null scalar"},
-		{"array value", f("array_contains", []any{"x"}), "validation error on field 'tags': filter value must be a non-null scalar"},
+		{"null value", f("array_not_contains", nil), "validation error on field 'tags': filter value for field 'tags' must not be null"},
+		{"array value", f("array_contains", []any{"x"}), "validation error on field 'tags': filter value for field 'tags' must be a scalar (string, number, or boolean), got an object or array"},
 		{"unknown field", map[string]any{"type": "array_contains", "field": "nope", "value": "x"}, "validation error on field 'nope': unknown field 'nope' — only schema-registered fields are allowed in filter"},
 	}
 	for _, c := range refused {

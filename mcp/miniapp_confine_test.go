@@ -347,18 +347,18 @@ func TestSchemaBatchGates(t *testing.T) {
 		t.Fatalf("REST's audit: %+v", rest)
 	}
 
-	// A replace whose match holds null is refused before any SQL.
-	for _, match := range []any{nil, map[string]any{"title": nil}} {
-		args := map[string]any{"ops": []any{map[string]any{"op": "replace", "table": "notes", "match": match,
+	// A replace whose match is null or holds null is refused before any
+	// SQL, with mini-app-mcp's validation error.
+	for _, c := range []struct {
+		match any
+		want  string
+	}{
+		{nil, "validation error on field 'match': match must be a non-empty object"},
+		{map[string]any{"title": nil}, "validation error on field 'match.title': match values must be strings"},
+	} {
+		args := map[string]any{"ops": []any{map[string]any{"op": "replace", "table": "notes", "match": c.match,
 			"items": []any{map[string]any{"title": "planted"}}}}}
-		if match == nil {
-			res := g.tool(g.agent, sid, "schema_batch", args)
-			if code, msg := res.refusal(t); code != "INVALID" || msg != "ops[0]: missing field `match`" {
-				t.Fatalf("match null: %s", res.text)
-			}
-		} else {
-			g.refused(g.agent, sid, "schema_batch", args, "validation error on field 'match.title': match values must be strings")
-		}
+		g.refused(g.agent, sid, "schema_batch", args, c.want)
 		unchanged("null match")
 	}
 
@@ -386,9 +386,11 @@ func TestSchemaBatchGates(t *testing.T) {
 	g.refused(g.agent, sid, "schema_batch", deleteAll, fmt.Sprintf(raw, crud, locked))
 	g.refused(g.agent, sid, "schema_batch", replace, fmt.Sprintf(raw, crd, locked))
 	unchanged("lock")
-	// (The first entry is the null match's, refused after the gates.)
-	es := g.auditOf("agent", "mi/app/notes", "write", 3)
-	if es[0].Outcome != "VALIDATION_ERROR" || es[1].Outcome != "FORBIDDEN" || es[1].Message != locked || es[2].Outcome != "FORBIDDEN" || es[2].Message != locked {
+	// (The first two entries are the null matches', refused after the
+	// gates.)
+	es := g.auditOf("agent", "mi/app/notes", "write", 4)
+	if es[0].Outcome != "VALIDATION_ERROR" || es[1].Outcome != "VALIDATION_ERROR" || es[2].Outcome != "FORBIDDEN" || es[2].Message != locked ||
+		es[3].Outcome != "FORBIDDEN" || es[3].Message != locked {
 		t.Fatalf("audit of the locked batches: %+v", es)
 	}
 	if err := g.st.RemoveLock(ctx, g.proj.ID, "mi/app/notes"); err != nil {

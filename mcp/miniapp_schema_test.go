@@ -325,7 +325,7 @@ func TestSchemaBatch(t *testing.T) {
 
 	// Refusals before anything runs.
 	g.refused(g.agent, sid, "schema_batch", map[string]any{"ops": []any{replace, map[string]any{"op": "query", "table": "notes", "sql": "SELECT 1"}}},
-		"validation error on field 'table': all ops in a batch must target the same table")
+		"validation error on field 'ops': all ops in a batch must target the same table")
 	for _, sql := range []string{"ATTACH DATABASE '/tmp/x.db' AS x", "pragma journal_mode=delete", "select * from pragma_table_info('rows')", "Vacuum"} {
 		g.refused(g.agent, sid, "schema_batch", map[string]any{"ops": []any{map[string]any{"op": "query", "table": "edges", "sql": sql}}},
 			"validation error on field 'sql': a query op may not use ATTACH, DETACH, VACUUM, PRAGMA or load_extension")

@@ -158,6 +158,10 @@ func DropIn(ctx context.Context, c DropInConfig) (_ *Local, err error) {
 		l.Config.DefaultSchema, l.Config.DefaultTable = SchemaLegacy, table
 	}
 	for _, m := range mounts {
+		// Each table's file is made at mount, as mini-app-mcp does.
+		if err := mi.CreateFiles(ctx, m[1]); err != nil {
+			return nil, err
+		}
 		if _, err := l.Store.AddDatabase(ctx, store.Database{ProjectID: proj.ID, Type: "mi", Schema: m[0], DSN: m[1]}); err != nil {
 			return nil, err
 		}

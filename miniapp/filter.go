@@ -31,18 +31,17 @@ func (t *target) toExpr(raw json.RawMessage) (query.Expr, error) {
 	known := func() (string, error) {
 		fi, ok := t.field(f.Field)
 		if !ok {
-			return "", validationErr(f.Field, fmt.Sprintf("unknown field '%s' — only schema-registered fields are allowed in filter", f.Field))
+			return "", validationErr(f.Field, fmt.Sprintf(reasonUnknownFilterField, f.Field))
 		}
 		return fi.Type, nil
 	}
 	scalar := func(typ string, v any) (string, error) {
 		got := jsonType(v)
-		switch got {
-		case "null", "array", "object":
-			return "", validationErr(f.Field, "filter value must be a non-null scalar")
+		if err := scalarValue(f.Field, got); err != nil {
+			return "", err
 		}
 		if got != typ {
-			return "", validationErr(f.Field, fmt.Sprintf("filter value type '%s' does not match field type '%s'", got, typ))
+			return "", validationErr(f.Field, fmt.Sprintf(reasonFilterTypeMismatch, f.Field, typ, got))
 		}
 		switch x := v.(type) {
 		case string:
@@ -74,7 +73,7 @@ func (t *target) toExpr(raw json.RawMessage) (query.Expr, error) {
 			return nil, err
 		}
 		if len(f.Values) == 0 {
-			return nil, validationErr(f.Field, "'in' filter requires at least one value")
+			return nil, validationErr(f.Field, reasonInEmpty)
 		}
 		args := make([]any, len(f.Values))
 		for i, v := range f.Values {
@@ -89,7 +88,7 @@ func (t *target) toExpr(raw json.RawMessage) (query.Expr, error) {
 			return nil, err
 		}
 		if typ != "string" {
-			return nil, validationErr(f.Field, "'like' filter requires a string field")
+			return nil, validationErr(f.Field, fmt.Sprintf(reasonLikeNotString, f.Field, typ))
 		}
 		if f.Pattern == nil {
 			return nil, validationErr(f.Field, "'like' filter requires a pattern")
@@ -98,7 +97,10 @@ func (t *target) toExpr(raw json.RawMessage) (query.Expr, error) {
 		return &query.Cond{Column: f.Field, Op: query.ILike, Args: []any{*f.Pattern}}, nil
 	case "and", "or":
 		if len(f.Filters) == 0 {
-			return nil, validationErr("filter", fmt.Sprintf("'%s' filter requires at least one sub-filter", f.Type))
+			if f.Type == "and" {
+				return nil, validationErr("filters", reasonAndEmpty)
+			}
+			return nil, validationErr("filters", reasonOrEmpty)
 		}
 		items := make([]query.Expr, len(f.Filters))
 		for i, sub := range f.Filters {
@@ -120,9 +122,8 @@ func (t *target) toExpr(raw json.RawMessage) (query.Expr, error) {
 		if typ != "array" {
 			return nil, validationErr(f.Field, fmt.Sprintf("'%s' filter requires an array field", f.Type))
 		}
-		switch jsonType(f.Value) {
-		case "null", "array", "object":
-			return nil, validationErr(f.Field, "filter value must be a non-null scalar")
+		if err := scalarValue(f.Field, jsonType(f.Value)); err != nil {
+			return nil, err
 		}
 		// The element keeps its JSON type (json.Number, string, bool): it is
 		// compared with the array's elements as they are stored.
@@ -133,6 +134,18 @@ func (t *target) toExpr(raw json.RawMessage) (query.Expr, error) {
 		return &query.Cond{Column: f.Field, Op: op, Args: []any{f.Value}}, nil
 	}
 	return nil, validationErr("filter", fmt.Sprintf("unknown filter type '%s'", f.Type))
+}
+
+// scalarValue refuses a filter value of JSON type got that is not a
+// scalar.
+func scalarValue(field, got string) error {
+	switch got {
+	case "null":
+		return validationErr(field, fmt.Sprintf(reasonFilterNull, field))
+	case "array", "object":
+		return validationErr(field, fmt.Sprintf(reasonFilterNotScalar, field))
+	}
+	return nil
 }
 
 // orderTerm is one order_by entry.

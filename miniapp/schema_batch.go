@@ -42,7 +42,7 @@ var batchRequired = map[string][]string{
 	"schema_create": {"scope", "fields"},
 	"schema_update": {"scope", "fields"},
 	"schema_delete": {"scope"},
-	"replace":       {"match", "items"},
+	"replace":       {"items"}, // and match, which may be null: a validation error (checkReplace)
 }
 
 func parseBatchOps(raw []json.RawMessage) ([]*batchOp, error) {
@@ -61,6 +61,9 @@ func parseBatchOps(raw []json.RawMessage) ([]*batchOp, error) {
 		op := &batchOp{}
 		if err := decode(r, op, req...); err != nil {
 			return nil, &ArgsError{Msg: fmt.Sprintf("invalid params: ops[%d]: %s", i, strings.TrimPrefix(err.Error(), "invalid params: "))}
+		}
+		if head.Op == "replace" && op.Match == nil {
+			return nil, &ArgsError{Msg: fmt.Sprintf("invalid params: ops[%d]: missing field `match`", i)}
 		}
 		ops = append(ops, op)
 	}
@@ -91,7 +94,7 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 	scope := ""
 	for _, op := range ops {
 		if op.Table != table {
-			return "", validationErr("table", "all ops in a batch must target the same table")
+			return "", validationErr("ops", reasonBatchTables)
 		}
 		if strings.HasPrefix(op.Op, "schema_") {
 			if scope != "" && op.Scope != scope {
@@ -288,7 +291,7 @@ func fieldInfos(fs []fieldArg) []mi.FieldInfo {
 func (op *batchOp) checkReplace(i int, fields []mi.FieldInfo) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(op.Match, &m); err != nil || m == nil || len(m) == 0 {
-		return validationErr("match", "match must be a non-empty object")
+		return validationErr("match", reasonMatchEmpty)
 	}
 	for k, raw := range m {
 		if !miTableName.MatchString(k) {
@@ -298,7 +301,7 @@ func (op *batchOp) checkReplace(i int, fields []mi.FieldInfo) error {
 		// inserted beside the rows they were meant to replace.
 		var v *string
 		if err := json.Unmarshal(raw, &v); err != nil || v == nil {
-			return validationErr("match."+k, "match values must be strings")
+			return validationErr("match."+k, reasonMatchString)
 		}
 		op.match = append(op.match, [2]string{k, *v})
 	}

@@ -1174,6 +1174,135 @@ var replayScenarios = []replayScenario{
 		}
 	}},
 	// After the writes, the files are still in the contract's layout.
+	// ListFilter::validate's refusals, word for word.
+	{"filter_validate_texts", func(t *testing.T, e *replayEnv) {
+		for _, c := range []struct {
+			filter map[string]any
+			want   string
+		}{
+			{map[string]any{"type": "eq", "field": "text", "value": 5}, "validation error on field 'text': filter value for field 'text' has type mismatch: expected string, got number"},
+			{map[string]any{"type": "eq", "field": "text", "value": nil}, "validation error on field 'text': filter value for field 'text' must not be null"},
+			{map[string]any{"type": "in", "field": "text", "values": []any{}}, "validation error on field 'text': In.values must not be empty"},
+			{map[string]any{"type": "or", "filters": []any{}}, "validation error on field 'filters': Or.filters must not be empty"},
+			{map[string]any{"type": "and", "filters": []any{}}, "validation error on field 'filters': And.filters must not be empty"},
+			{map[string]any{"type": "like", "field": "tags", "pattern": "%"}, "validation error on field 'tags': like filter is only supported on string fields, but field 'tags' has type array"},
+		} {
+			if text := e.fails(t, "list", map[string]any{"table": "emo", "filter": c.filter}, c.want); text != c.want {
+				t.Errorf("filter %v: %q, want %q", c.filter, text, c.want)
+			}
+		}
+	}},
+	// schema_create / schema_update / schema_delete with their dry runs
+	// (schema_tools.rs), on a table created live.
+	{"schema_tools_lifecycle", func(t *testing.T, e *replayEnv) {
+		fields := []any{map[string]any{"name": "title", "type": "string", "required": true}}
+		yaml := filepath.Join(e.user, "lc", "schema.yaml")
+		jsonEq(t, "schema_create dry_run", e.ok(t, "schema_create", map[string]any{"table": "lc", "scope": "user", "fields": fields, "dry_run": true}),
+			`{"dry_run":true,"affects":{"would_create":"`+yaml+`","already_exists":false}}`)
+		jsonEq(t, "schema_create", e.ok(t, "schema_create", map[string]any{"table": "lc", "scope": "user", "fields": fields, "title": "Lifecycle"}),
+			`{"created":"lc","schema_path":"`+yaml+`","scope":"user"}`)
+		e.fails(t, "schema_create", map[string]any{"table": "lc", "scope": "user", "fields": fields}, "schema already exists: lc")
+		checkRecord(t, e.ok(t, "create", map[string]any{"table": "lc", "data": map[string]any{"title": "one"}}))
+		// Upstream creates the table's file with its tables at once: a
+		// query op on it runs.
+		batch := e.okObj(t, "schema_batch", map[string]any{"ops": []any{map[string]any{"op": "query", "table": "lc", "sql": "SELECT count(*) FROM rows"}}})
+		if batch["committed"] != true || batch["ops_executed"] != float64(1) {
+			t.Fatalf("schema_batch query: %v", batch)
+		}
+		more := append(fields, map[string]any{"name": "n", "type": "number"})
+		jsonEq(t, "schema_update dry_run", e.ok(t, "schema_update", map[string]any{"table": "lc", "scope": "user", "fields": more, "dry_run": true}),
+			`{"dry_run":true,"affects":{"fields_added":["n"],"fields_removed":[],"fields_type_changed":[],"rows_unchanged":1}}`)
+		jsonEq(t, "schema_update", e.ok(t, "schema_update", map[string]any{"table": "lc", "scope": "user", "fields": more}),
+			`{"updated":"lc","schema_path":"`+yaml+`","scope":"user","fields_added":["n"],"fields_removed":[],"fields_type_changed":[]}`)
+		if text := e.ok(t, "info", map[string]any{"table": "lc"}); !strings.Contains(text, `"name": "n"`) {
+			t.Fatalf("info after schema_update: %s", text)
+		}
+		del := e.okObj(t, "schema_delete", map[string]any{"table": "lc", "scope": "user", "dry_run": true})
+		if del["dry_run"] != true || !reflect.DeepEqual(del["affects"], map[string]any{"rows_orphaned": float64(1), "would_remove_yaml": yaml,
+			"db_file_retained": filepath.Join(e.user, "lc", "lc.db")}) {
+			t.Fatalf("schema_delete dry_run: %v", del)
+		}
+		jsonEq(t, "schema_delete", e.ok(t, "schema_delete", map[string]any{"table": "lc", "scope": "user"}),
+			`{"deleted":"lc","schema_path_removed":"`+yaml+`","db_file_retained":"`+filepath.Join(e.user, "lc", "lc.db")+`","scope":"user"}`)
+		e.fails(t, "info", map[string]any{"table": "lc"}, "table not found: lc")
+		if _, err := os.Stat(filepath.Join(e.user, "lc", "lc.db")); err != nil {
+			t.Fatalf("schema_delete keeps the db: %v", err)
+		}
+	}},
+	// schema_batch's refusals before any SQL (schema_tools.rs).
+	{"schema_batch_rules", func(t *testing.T, e *replayEnv) {
+		text := e.fails(t, "schema_batch", map[string]any{"ops": []any{
+			map[string]any{"op": "query", "table": "emo", "sql": "SELECT 1"},
+			map[string]any{"op": "query", "table": "notes", "sql": "SELECT 1"}}}, "all ops in a batch")
+		if text != "validation error on field 'ops': all ops in a batch must target the same table" {
+			t.Fatalf("batch across tables: %q", text)
+		}
+		before := len(e.okRows(t, "list", map[string]any{"table": "emo"}))
+		for _, match := range []any{nil, map[string]any{"text": nil}} {
+			e.fails(t, "schema_batch", map[string]any{"ops": []any{map[string]any{"op": "replace", "table": "emo", "match": match,
+				"items": []any{map[string]any{"text": "replaced"}}}}}, "validation error on field 'match")
+		}
+		if after := len(e.okRows(t, "list", map[string]any{"table": "emo"})); after != before {
+			t.Fatalf("a refused replace changed the rows: %d → %d", before, after)
+		}
+		dry := e.okObj(t, "schema_batch", map[string]any{"dry_run": true, "ops": []any{map[string]any{"op": "query", "table": "emo", "sql": "DELETE FROM rows"}}})
+		if dry["committed"] != false || dry["dry_run"] != true || dry["registry_rebuilt"] != false {
+			t.Fatalf("schema_batch dry_run: %v", dry)
+		}
+	}},
+	// A table directory holding only schema.yaml: mount creates
+	// <table>.db with mini-app-mcp's tables before any call.
+	{"mount_creates_db", func(t *testing.T, e *replayEnv) {
+		work := t.TempDir()
+		user := filepath.Join(work, "user")
+		if err := os.MkdirAll(filepath.Join(user, "fresh"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(user, "fresh", "schema.yaml"), []byte("table: fresh\nfields:\n  - name: title\n    type: string\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := e.tr.open(t, work, []string{"MINI_APP_USER_DIR=" + user, "MINI_APP_PROJECT_DIR=" + filepath.Join(work, "none")}, "2025-03-26")
+		var names []string
+		rows, err := plainDB(t, user, "fresh").Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('rows','_aliases','_row_history','_row_history_archive') ORDER BY name`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var n string
+			_ = rows.Scan(&n)
+			names = append(names, n)
+		}
+		rows.Close()
+		if strings.Join(names, ",") != "_aliases,_row_history,_row_history_archive,rows" {
+			t.Fatalf("fresh.db after mount has tables %v", names)
+		}
+		replayMust(t, c, "schema_batch", map[string]any{"ops": []any{map[string]any{"op": "query", "table": "fresh", "sql": "SELECT count(*) FROM rows"}}})
+	}},
+	// row_materialize by id as json, and data_snapshot's dry run
+	// (materialize.rs, snapshot.rs).
+	{"row_materialize_json", func(t *testing.T, e *replayEnv) {
+		dest := filepath.Join(t.TempDir(), "out")
+		id := e.ids["emo0"]
+		m := e.okObj(t, "row_materialize", map[string]any{"table": "emo", "selector": map[string]any{"type": "by_id", "id": id},
+			"fields": map[string]any{"mode": "all"}, "format": "json", "dest": dest})
+		files, _ := m["files"].([]any)
+		if m["count"] != float64(1) || len(files) != 1 {
+			t.Fatalf("row_materialize: %v", m)
+		}
+		f := files[0].(map[string]any)
+		b, err := os.ReadFile(filepath.Join(dest, id+".json"))
+		if err != nil || f["path"] != filepath.Join(dest, id+".json") || f["row_id"] != id || f["bytes"] != float64(len(b)) || len(f["sha256"].(string)) != 64 {
+			t.Fatalf("row_materialize file %v: %v", f, err)
+		}
+		jsonEq(t, "materialized row", string(b), `{"text":"hello","tags":["x"]}`)
+		e.fails(t, "row_materialize", map[string]any{"table": "emo", "selector": map[string]any{"type": "by_id", "id": id},
+			"fields": map[string]any{"mode": "all"}, "format": "json", "dest": "relative/out"}, "materialize dest must be absolute")
+	}},
+	{"data_snapshot_dry_run", func(t *testing.T, e *replayEnv) {
+		n := len(e.okRows(t, "list", map[string]any{"table": "agg_one"}))
+		jsonEq(t, "data_snapshot dry_run", e.ok(t, "data_snapshot", map[string]any{"table": "agg_one", "dry_run": true}),
+			fmt.Sprintf(`{"dry_run":true,"affects":{"target_tables":["agg_one"],"row_counts":{"agg_one":%d},"would_purge_generations":{"agg_one":0}}}`, n))
+	}},
 	{"layout_after_writes", func(t *testing.T, e *replayEnv) {
 		for _, table := range replayTables {
 			db := plainDB(t, e.user, table)
