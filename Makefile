@@ -4,6 +4,7 @@ GO    ?= go
 BIN   := bin/minimal
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 DATA_DIR ?= ./.minimal
+ARGS    ?=
 TEST_TIMEOUT ?= 20m
 
 .PHONY: all build run test services check bench fuzz clean
@@ -13,8 +14,8 @@ all: build
 build: ## build the gateway binary into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/minimal
 
-run: build ## build and serve on the embedded default (no external database)
-	$(BIN) serve --data-dir $(DATA_DIR)
+run: build ## build and serve on the embedded default (no external database); env MINIMAL_REST_ADDR, MINIMAL_MCP_ADDR, DATA_DIR=…, ARGS='more serve flags'
+	$(BIN) serve --data-dir $(DATA_DIR) $(ARGS)
 
 services: ## install (when missing) and start PostgreSQL, MariaDB, ClickHouse; print their DSNs
 	@scripts/services.sh

@@ -237,8 +237,8 @@ func (a *admin) mintFor(w http.ResponseWriter, r *http.Request) {
 		opt.Roles = *b.Roles
 	}
 	if b.TTL != "" {
-		if opt.TTL, err = time.ParseDuration(b.TTL); err != nil || opt.TTL <= 0 {
-			writeError(w, r, fault.New(fault.Invalid, "field \"ttl\" must be a positive duration such as 30m or 720h"))
+		if opt.TTL, err = auth.ParseTTL(b.TTL); err != nil {
+			writeError(w, r, fault.Wrap(fault.Invalid, err, "field \"ttl\": %s", fault.As(err).Message))
 			return
 		}
 	}

@@ -365,7 +365,11 @@ func openAPI() obj {
 			"title":       "Minimal gateway REST API",
 			"version":     "1",
 			"description": "The REST face of the Minimal data-access gateway: the Auto API over every registered table, custom APIs, the tokens endpoint, the admin API, health and metrics endpoints. Errors share one envelope. See docs/rest.md and docs/admin-api.md.",
+			"license":     obj{"name": "Proprietary"},
 		},
+		// Relative: the gateway that served this document, whatever its
+		// address; every path is absolute under it.
+		"servers": []obj{{"url": "/", "description": "This gateway (the host and port this document was fetched from)."}},
 		"tags": []obj{
 			{"name": "auto", "description": "The Auto API: every table of a registered database."},
 			{"name": "custom", "description": "Custom APIs: operator-defined parameterized SQL."},

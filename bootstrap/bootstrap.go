@@ -52,12 +52,12 @@ var sampleNotes = []map[string]any{
 // Ensure bootstraps an empty store and (re)writes the token files. It
 // returns the paths of the token files.
 func Ensure(ctx context.Context, st *store.Store, dataDir string, key []byte, ver *auth.Verifier, log *slog.Logger) ([]string, error) {
-	org, err := getOrCreate(func() (store.Org, error) { return st.Org(ctx, Org) },
+	org, err := getOrCreate(func() (store.Org, error) { return st.OrgByAbbr(ctx, Org) },
 		func() (store.Org, error) { return st.CreateOrg(ctx, Org, Org) })
 	if err != nil {
 		return nil, err
 	}
-	proj, err := getOrCreate(func() (store.Project, error) { return st.Project(ctx, org.ID, Project) },
+	proj, err := getOrCreate(func() (store.Project, error) { return st.ProjectByAbbr(ctx, org.ID, Project) },
 		func() (store.Project, error) { return st.CreateProject(ctx, org.ID, Project, Project) })
 	if err != nil {
 		return nil, err

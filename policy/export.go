@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/store"
 )
 
-// Resolve finds a project by org and project, each given by name or, when
-// no name matches, by abbreviation (the form URLs use). A missing one is
-// fault.NotFound.
+// Resolve finds a project by the abbreviations of its org and itself (the
+// form URLs and policy files use; display names may be renamed, the
+// abbreviations may not). A missing one is fault.NotFound. It is the one
+// lookup of every CLI command.
 func Resolve(ctx context.Context, st *store.Store, org, project string) (store.Org, store.Project, error) {
 	o, err := findOrg(ctx, st, org)
 	if err != nil {
@@ -24,24 +24,12 @@ func Resolve(ctx context.Context, st *store.Store, org, project string) (store.O
 	return o, p, nil
 }
 
-func findOrg(ctx context.Context, st *store.Store, name string) (store.Org, error) {
-	o, err := st.Org(ctx, name)
-	if fault.KindOf(err) == fault.NotFound {
-		if o, err2 := st.OrgByAbbr(ctx, name); err2 == nil || fault.KindOf(err2) != fault.NotFound {
-			return o, err2
-		}
-	}
-	return o, err
+func findOrg(ctx context.Context, st *store.Store, abbr string) (store.Org, error) {
+	return st.OrgByAbbr(ctx, abbr)
 }
 
-func findProject(ctx context.Context, st *store.Store, orgID, name string) (store.Project, error) {
-	p, err := st.Project(ctx, orgID, name)
-	if fault.KindOf(err) == fault.NotFound {
-		if p, err2 := st.ProjectByAbbr(ctx, orgID, name); err2 == nil || fault.KindOf(err2) != fault.NotFound {
-			return p, err2
-		}
-	}
-	return p, err
+func findProject(ctx context.Context, st *store.Store, orgID, abbr string) (store.Project, error) {
+	return st.ProjectByAbbr(ctx, orgID, abbr)
 }
 
 // Export returns the whole state of a project as a policy file: every
@@ -71,7 +59,7 @@ func Export(ctx context.Context, st *store.Store, org, project string) (*File, e
 		return nil, err
 	}
 	f := &File{
-		Org: o.Name, Project: p.Name,
+		Org: o.Abbr, Project: p.Abbr,
 		Templates: make([]Template, 0, len(pol.Templates)),
 		Bindings:  make([]Binding, 0, len(pol.Bindings)),
 		Locks:     make([]Lock, 0, len(pol.Locks)),

@@ -26,7 +26,9 @@ const (
 // section (Templates, Bindings, Locks, Scopes) is absent and leaves the
 // store's section alone; a non-nil one, even empty, replaces it.
 type File struct {
-	// Org and Project name the project (by name, else by abbreviation).
+	// Org and Project name the project by the abbreviations of the org and
+	// the project (as URLs do); apply creates them, with that abbreviation
+	// as name too, when missing.
 	Org     string `yaml:"org"`
 	Project string `yaml:"project"`
 	// Spaces to create, and whose MCP switch to set.

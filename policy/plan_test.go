@@ -302,10 +302,20 @@ func TestResolveByAbbreviation(t *testing.T) {
 	if _, err := st.CreateProject(ctx, o.ID, "Human Resources", "hr"); err != nil {
 		t.Fatal(err)
 	}
-	for _, pair := range [][2]string{{"Little Bit Labs", "Human Resources"}, {"lbl", "hr"}} {
-		if _, p, err := Resolve(ctx, st, pair[0], pair[1]); err != nil || p.Abbr != "hr" {
-			t.Fatalf("Resolve(%q, %q) = %+v, %v", pair[0], pair[1], p, err)
-		}
+	// One lookup, by abbreviation: display names change (a rename), the
+	// abbreviations do not, and a name that is another org's abbreviation
+	// cannot pick the wrong one.
+	if _, p, err := Resolve(ctx, st, "lbl", "hr"); err != nil || p.Abbr != "hr" {
+		t.Fatalf("Resolve(lbl, hr) = %+v, %v", p, err)
+	}
+	if _, _, err := Resolve(ctx, st, "Little Bit Labs", "Human Resources"); fault.KindOf(err) != fault.NotFound {
+		t.Fatalf("Resolve by display name: %v, want NotFound", err)
+	}
+	if _, err := st.RenameOrg(ctx, o.ID, "LBL Inc"); err != nil {
+		t.Fatal(err)
+	}
+	if _, p, err := Resolve(ctx, st, "lbl", "hr"); err != nil || p.Abbr != "hr" {
+		t.Fatalf("Resolve(lbl, hr) after the rename = %+v, %v", p, err)
 	}
 	if _, _, err := Resolve(ctx, st, "lbl", "nope"); fault.KindOf(err) != fault.NotFound {
 		t.Fatalf("unknown project: %v", err)

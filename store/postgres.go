@@ -46,7 +46,7 @@ var postgres = dialect{
 func openPostgres(ctx context.Context, dsn string) (*sql.DB, *pgx.ConnConfig, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return nil, nil, fault.New(fault.Invalid, "store: %s is not a valid PostgreSQL connection string", EnvControlDSN)
+		return nil, nil, fault.New(fault.Invalid, "store: the control-plane connection string (--control-dsn or %s) is not a valid PostgreSQL connection string (expected postgres://user:pass@host:5432/db)", EnvControlDSN)
 	}
 	db := sql.OpenDB(pgConnector{base: stdlib.GetConnector(*cfg)})
 	// A replica needs a few connections: one per concurrent write (they
@@ -57,7 +57,7 @@ func openPostgres(ctx context.Context, dsn string) (*sql.DB, *pgx.ConnConfig, er
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, nil, dbErr(err, "store: connect to the PostgreSQL control plane (%s)", EnvControlDSN)
+		return nil, nil, dbErr(err, "store: connect to the PostgreSQL control plane (--control-dsn or %s)", EnvControlDSN)
 	}
 	return db, cfg, nil
 }

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
-	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/policy"
 	"github.com/littlebitlabs/minimal/store"
 )
@@ -20,7 +17,7 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dataDir := dataDirFlag(fs)
 	file := fs.String("f", "", "policy file to apply ('-' reads standard input)")
 	dryRun := fs.Bool("dry-run", false, "print the changes without making them")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *file == "" {
@@ -46,7 +43,7 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	dir := *dataDir
-	if *dryRun && !storeExists(dir) {
+	if *dryRun && !store.Exists(dir) {
 		// Planning against a store that does not exist yet must not create
 		// one: plan against an empty throwaway store instead.
 		tmp, err := os.MkdirTemp("", "minimal-dry-run")
@@ -56,7 +53,12 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	st, err := store.Open(ctx, dir)
+	var st *store.Store
+	if *dryRun {
+		st, err = store.Open(ctx, dir)
+	} else {
+		st, err = openStore(ctx, dir)
+	}
 	if err != nil {
 		return err
 	}
@@ -76,24 +78,4 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stdout, "(dry run: nothing was changed)")
 	}
 	return nil
-}
-
-// storeExists reports whether dataDir holds a control-plane store (or a
-// PostgreSQL control plane is configured).
-func storeExists(dataDir string) bool { return store.Exists(dataDir) }
-
-// openExisting opens the store of dataDir for a command that only reads,
-// refusing to create one where there is none.
-func openExisting(ctx context.Context, dataDir string) (*store.Store, error) {
-	if os.Getenv(store.EnvControlDSN) != "" {
-		return store.Open(ctx, dataDir)
-	}
-	_, err := os.Stat(filepath.Join(dataDir, store.DBFile))
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, fault.New(fault.NotFound, "no control-plane store in %s (run 'minimal serve' or 'minimal apply' first)", dataDir)
-	case err != nil:
-		return nil, fault.Wrap(fault.Internal, err, "cannot read the store in %s", dataDir)
-	}
-	return store.Open(ctx, dataDir)
 }

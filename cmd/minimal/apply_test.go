@@ -69,6 +69,16 @@ func TestApplyCLI(t *testing.T) {
 		t.Fatalf("dry run created %s (%v)", data, err)
 	}
 
+	// Applying needs a data dir: only serve and init create one.
+	if _, errOut, code := cli(t, "apply", "-f", file, "--data-dir", data); code != 1 || !strings.Contains(errOut, "no data dir at "+data) || !strings.Contains(errOut, "minimal init") {
+		t.Fatalf("apply without a data dir: %d %s", code, errOut)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Fatalf("a refused apply created %s (%v)", data, err)
+	}
+	if out, errOut, code := cli(t, "init", "--data-dir", data); code != 0 || !strings.Contains(out, "created data dir "+data) {
+		t.Fatalf("init: %d %s %s", code, out, errOut)
+	}
 	out, errOut, code = cli(t, "apply", "-f", file, "--data-dir", data)
 	if code != 0 || out != exampleApplied {
 		t.Fatalf("apply: %d\n%s\n%s", code, out, errOut)
@@ -181,7 +191,7 @@ func TestApplyCLIErrors(t *testing.T) {
 		{"policy unknown subcommand", []string{"policy", "frob"}, "", 2, []string{`"frob"`}},
 		{"show bad format", []string{"policy", "show", "--format", "json"}, "", 2, []string{"--format"}},
 		{"show bad project", []string{"policy", "show", "--project", "a/b/c"}, "", 2, []string{"ORG/PROJECT"}},
-		{"show without store", []string{"policy", "show"}, "", 1, []string{"no control-plane store"}},
+		{"show without store", []string{"policy", "show"}, "", 1, []string{"no data dir at ", "--data-dir", "MINIMAL_DATA_DIR"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -205,6 +215,9 @@ func TestApplyCLIErrors(t *testing.T) {
 		t.Fatalf("refused commands created %s (%v)", data, err)
 	}
 	// A project that does not exist in an existing store.
+	if _, errOut, code := cli(t, "init", "--data-dir", data); code != 0 {
+		t.Fatal(errOut)
+	}
 	if _, errOut, code := cli(t, "apply", "-f", writeFile(t, dir, "ok.yaml", example), "--data-dir", data); code != 0 {
 		t.Fatal(errOut)
 	}

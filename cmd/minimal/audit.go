@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/littlebitlabs/minimal/policy"
 	"github.com/littlebitlabs/minimal/store"
 )
 
@@ -19,7 +18,7 @@ import (
 func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("audit", stderr)
 	dataDir := dataDirFlag(fs)
-	project := fs.String("project", "demo/demo", "ORG/PROJECT (names or abbreviations)")
+	ref := projectFlags(fs)
 	limit := fs.Int("limit", 50, fmt.Sprintf("entries to print (at most %d)", store.MaxAuditLimit))
 	identity := fs.String("identity", "", "only this identity")
 	object := fs.String("object", "", "only this table, as type/schema/table")
@@ -28,15 +27,15 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	since := fs.String("since", "", "only entries this recent: a duration (1h) or an RFC 3339 time")
 	before := fs.String("before", "", "only entries older than this entry id (paging)")
 	asJSON := fs.Bool("json", false, "print JSON lines, one entry each")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("audit: unexpected argument %q", fs.Arg(0))
 	}
-	o, p, ok := strings.Cut(*project, "/")
-	if !ok || o == "" || p == "" || strings.Contains(p, "/") {
-		return usagef("audit: --project must be ORG/PROJECT, not %q", *project)
+	o, p, err := ref.names("audit")
+	if err != nil {
+		return err
 	}
 	if *limit <= 0 || *limit > store.MaxAuditLimit {
 		return usagef("audit: --limit must be between 1 and %d", store.MaxAuditLimit)
@@ -51,12 +50,12 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("audit: --since %q is neither a duration nor an RFC 3339 time", *since)
 		}
 	}
-	st, err := openExisting(ctx, *dataDir)
+	st, err := openStore(ctx, *dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	_, proj, err := policy.Resolve(ctx, st, o, p)
+	_, proj, err := resolveProject(ctx, st, o, p)
 	if err != nil {
 		return err
 	}

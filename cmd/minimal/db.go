@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -16,78 +18,152 @@ import (
 // files of the host and any database host.
 var operator = dialects.Trust{Operator: true}
 
-func cmdDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usagef("db: say add, list, remove or test")
+// envDSN is the environment source of a connection string for db add,
+// db set-dsn and db test, read when neither --dsn nor --dsn-file is given.
+const envDSN = "MINIMAL_DSN"
+
+// dsnSource is the flags that give a connection string without putting it
+// on the command line: --dsn-file PATH, --dsn - (standard input) and env
+// MINIMAL_DSN; --dsn VALUE works too but shows in ps and shell history.
+type dsnSource struct{ dsn, file *string }
+
+func dsnFlags(fs interface {
+	String(name, value, usage string) *string
+}) dsnSource {
+	return dsnSource{
+		dsn:  fs.String("dsn", "", "the driver's connection string, or - to read it from standard input (a value here shows in ps and shell history: prefer --dsn-file, - or env "+envDSN+")"),
+		file: fs.String("dsn-file", "", "a file holding the connection string (its surrounding white space is ignored)"),
 	}
-	fs := newFlags("db "+args[0], stderr)
-	dataDir := dataDirFlag(fs)
-	org := fs.String("org", "demo", "org name")
-	project := fs.String("project", "demo", "project name")
-	var typ, schema, dsn *string
-	var skipTest *bool
-	switch args[0] {
-	case "add", "remove", "test":
-		typ = fs.String("type", "", "database type: "+fmt.Sprint(dialects.Types()))
-		schema = fs.String("schema", "", "schema to expose")
-		if args[0] == "add" {
-			dsn = fs.String("dsn", "", "the driver's connection string")
-			skipTest = fs.Bool("no-test", false, "register without a connection test")
+}
+
+// read returns the connection string given, and "" when none is.
+func (d dsnSource) read(cmd string, stdin io.Reader) (string, error) {
+	if *d.dsn != "" && *d.file != "" {
+		return "", usagef("%s: give --dsn or --dsn-file, not both", cmd)
+	}
+	var raw []byte
+	var err error
+	switch {
+	case *d.file != "":
+		if raw, err = os.ReadFile(*d.file); err != nil {
+			return "", usagef("%s: --dsn-file: %v", cmd, err)
 		}
-	case "list":
+	case *d.dsn == "-":
+		if raw, err = io.ReadAll(io.LimitReader(stdin, 64<<10)); err != nil {
+			return "", fmt.Errorf("%s: read the DSN from standard input: %w", cmd, err)
+		}
+	case *d.dsn != "":
+		return *d.dsn, nil
 	default:
-		return usagef("db: unknown subcommand %q (add, list, remove, test)", args[0])
+		return os.Getenv(envDSN), nil
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	s := strings.TrimSpace(string(raw))
+	if s == "" {
+		from := "standard input"
+		if *d.file != "" {
+			from = *d.file
+		}
+		return "", usagef("%s: the connection string read from %s is empty", cmd, from)
+	}
+	return s, nil
+}
+
+func cmdDB(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	sub := args[0]
+	cmd := "db " + sub
+	fs := newFlags(cmd, stderr)
+	dataDir := dataDirFlag(fs)
+	ref := projectFlags(fs)
+	var typ, schema *string
+	var src dsnSource
+	var skipTest *bool
+	if sub != "list" {
+		typ = fs.String("type", "", "database type: "+strings.Join(dialects.Types(), ", "))
+		schema = fs.String("schema", "", "schema to expose")
+	}
+	if sub == "add" || sub == "set-dsn" || sub == "test" {
+		src = dsnFlags(fs)
+	}
+	if sub == "add" || sub == "set-dsn" {
+		skipTest = fs.Bool("no-test", false, "store it without a connection test")
+	}
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	if typ != nil && (*typ == "" || *schema == "") {
-		return usagef("db %s: --type and --schema are required", args[0])
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", cmd, fs.Arg(0))
 	}
-	st, err := store.Open(ctx, *dataDir)
+	if typ != nil && (*typ == "" || *schema == "") {
+		return usagef("%s: --type and --schema are required", cmd)
+	}
+	var dsn string
+	if src.dsn != nil {
+		var err error
+		if dsn, err = src.read(cmd, stdin); err != nil {
+			return err
+		}
+		if dsn == "" && sub != "test" {
+			return usagef("%s: give the connection string with --dsn-file PATH, --dsn - (standard input) or env %s", cmd, envDSN)
+		}
+	}
+	org, project, err := ref.names(cmd)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, *dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	_, proj, err := resolveProject(ctx, st, *org, *project)
+	_, proj, err := resolveProject(ctx, st, org, project)
 	if err != nil {
 		return err
 	}
-	switch args[0] {
+	probe := func() error {
+		if skipTest != nil && *skipTest {
+			return nil
+		}
+		return dialects.Probe(ctx, *typ, dialects.Config{DSN: dsn, Schema: *schema}, operator)
+	}
+	switch sub {
 	case "add":
-		if *dsn == "" {
-			return usagef("db add: --dsn is required")
+		if err := probe(); err != nil {
+			return err
 		}
-		if !*skipTest {
-			if err := dialects.Probe(ctx, *typ, dialects.Config{DSN: *dsn, Schema: *schema}, operator); err != nil {
-				return err
-			}
-		}
-		d, err := st.AddDatabase(ctx, store.Database{ProjectID: proj.ID, Type: *typ, Schema: *schema, DSN: *dsn})
+		d, err := st.AddDatabase(ctx, store.Database{ProjectID: proj.ID, Type: *typ, Schema: *schema, DSN: dsn})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "registered %s/%s in %s/%s (id %s)\n", d.Type, d.Schema, *org, *project, d.ID)
+		fmt.Fprintf(stdout, "registered %s/%s in %s/%s (id %s)\n", d.Type, d.Schema, org, project, d.ID)
+	case "set-dsn":
+		if _, err := st.Database(ctx, proj.ID, *typ, *schema); err != nil {
+			return err
+		}
+		if err := probe(); err != nil {
+			return err
+		}
+		if _, err := st.SetDatabaseDSN(ctx, proj.ID, *typ, *schema, dsn); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "replaced the connection string of %s/%s in %s/%s\n", *typ, *schema, org, project)
 	case "remove":
 		if err := st.RemoveDatabase(ctx, proj.ID, *typ, *schema); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "removed %s/%s from %s/%s\n", *typ, *schema, *org, *project)
+		fmt.Fprintf(stdout, "removed %s/%s from %s/%s\n", *typ, *schema, org, project)
 	case "test":
-		dbs, err := st.DatabasesOf(ctx, proj.ID)
-		if err != nil {
+		which := "the given connection string"
+		if dsn == "" {
+			d, err := st.Database(ctx, proj.ID, *typ, *schema)
+			if err != nil {
+				return err
+			}
+			dsn, which = d.DSN, "the registered connection string"
+		}
+		if err := probe(); err != nil {
 			return err
 		}
-		for _, d := range dbs {
-			if d.Type == *typ && d.Schema == *schema {
-				if err := dialects.Probe(ctx, d.Type, dialects.Config{DSN: d.DSN, Schema: d.Schema}, operator); err != nil {
-					return err
-				}
-				fmt.Fprintf(stdout, "ok: %s/%s answers\n", d.Type, d.Schema)
-				return nil
-			}
-		}
-		return fmt.Errorf("no database %s/%s in %s/%s", *typ, *schema, *org, *project)
+		fmt.Fprintf(stdout, "ok: %s/%s answers (%s)\n", *typ, *schema, which)
 	case "list":
 		dbs, err := st.DatabasesOf(ctx, proj.ID)
 		if err != nil {

@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http/httptest"
+	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/littlebitlabs/minimal/api"
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
-	"github.com/littlebitlabs/minimal/store"
 )
 
 // policyExplain prints how a request by an identity would fare: each gate's
@@ -21,23 +22,33 @@ import (
 func policyExplain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("policy explain", stderr)
 	dataDir := dataDirFlag(fs)
-	org := fs.String("org", "demo", "org of the identity")
-	project := fs.String("project", "demo", "project of the identity (or ORG/PROJECT)")
+	ref := projectFlags(fs)
 	identity := fs.String("identity", "", "identity name (required)")
 	method := fs.String("method", "GET", "GET, POST, PUT or DELETE")
-	path := fs.String("path", "", "request path with its query string (required)")
+	path := fs.String("path", "", "request path with its query string, starting with /minimal/api/rest/auto/v1/ (required; quote it: '?' and '&' are the shell's)")
 	body := fs.String("body", "", "JSON body of a POST or PUT")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("policy explain: unexpected argument %q (quote --path: '&' ends a shell command)", fs.Arg(0))
 	}
 	if *identity == "" || *path == "" {
 		return usagef("policy explain: --identity and --path are required")
 	}
-	o, p := *org, *project
-	if before, after, ok := strings.Cut(p, "/"); ok {
-		o, p = before, after
+	m := strings.ToUpper(*method)
+	if !slices.Contains([]string{"GET", "POST", "PUT", "DELETE"}, m) {
+		return usagef("policy explain: --method must be GET, POST, PUT or DELETE, not %q", *method)
 	}
-	st, err := store.Open(ctx, *dataDir)
+	u, err := url.ParseRequestURI(*path)
+	if err != nil || !strings.HasPrefix(*path, "/") || strings.HasPrefix(*path, "//") || u.Host != "" {
+		return usagef("policy explain: --path must be a request path such as '/minimal/api/rest/auto/v1/demo/demo/pg/public/employees?ps=10&pg=0', not %q", *path)
+	}
+	o, p, err := ref.names("policy explain")
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, *dataDir)
 	if err != nil {
 		return err
 	}
@@ -54,7 +65,11 @@ func policyExplain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	req := httptest.NewRequestWithContext(ctx, strings.ToUpper(*method), *path, strings.NewReader(*body))
+	req, err := http.NewRequestWithContext(ctx, m, u.String(), strings.NewReader(*body))
+	if err != nil {
+		return usagef("policy explain: %v", err)
+	}
+	req.RequestURI = u.RequestURI()
 	plan, err := api.PlanFromRequest(nil, req, api.Config{})
 	if err != nil {
 		return err
@@ -67,7 +82,7 @@ func policyExplain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	x := eng.Explain(ctx, principal, plan)
 
 	fmt.Fprintf(stdout, "identity %s  roles %v  key_type %s\n", principal.Identity, principal.Roles, principal.KeyType)
-	fmt.Fprintf(stdout, "request  %s %s  (%s on %s)\n\n", strings.ToUpper(*method), *path, plan.Action, x.Object)
+	fmt.Fprintf(stdout, "request  %s %s  (%s on %s)\n\n", m, *path, plan.Action, x.Object)
 	for _, g := range x.Gates {
 		fmt.Fprintf(stdout, "  %-12s %-9s %s\n", g.Name, g.Decision, g.Detail)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	_ "github.com/littlebitlabs/minimal/dialects/ch" // ClickHouse
@@ -17,51 +18,45 @@ import (
 	_ "github.com/littlebitlabs/minimal/dialects/pg" // PostgreSQL
 
 	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/observe"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-const usage = `minimal — data access gateway
-
-Usage:
-  minimal serve   [--data-dir DIR] [--rest-addr ADDR] [--mcp-addr ADDR] [--session-idle 30m] [limits…]
-  minimal mcp     --stdio --token-file PATH                     (a gateway identity over stdin/stdout)
-  minimal mcp     --stdio | --http [--bind 127.0.0.1:8484]      (mini-app-mcp drop-in: MINI_APP_* directories)
-  minimal token   mint --identity NAME [--org O --project P] [--roles r1,r2] [--key-type -r--] [--ttl 24h]
-  minimal token   revoke JTI | --token TOKEN | --token-file PATH
-  minimal db      add|list|remove|test …
-  minimal space   mcp --org O --project P --space S on|off
-  minimal session journal [--json] ID
-  minimal apply   -f policy.yaml [--dry-run]
-  minimal policy  show [--project ORG/PROJECT] [--format yaml|text]
-  minimal policy  explain --identity NAME --method GET --path /minimal/api/rest/auto/v1/… [--body JSON]
-  minimal audit   [--project ORG/PROJECT] [--limit 50] [--identity NAME] [--outcome ok|error|CODE] [--json]
-  minimal migrate [--data-dir DIR]
-  minimal version
-
-Every subcommand takes --data-dir (env MINIMAL_DATA_DIR, default ./.minimal).
-Run 'minimal COMMAND -h' for a command's flags.
-`
-
 func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run dispatches a subcommand and returns the process exit code.
+// run dispatches a subcommand and returns the process exit code: 0, 1
+// when the command failed, 2 for a usage error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		writeUsage(stderr)
 		return 2
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		more, err := cmdHelp(args[1:], stdout)
+		if err != nil || more == nil {
+			return exitCode(err, stdout, stderr)
+		}
+		args = more
+	}
+	if slices.Contains(groups, args[0]) {
+		if done, err := dispatchGroup(args[0], args[1:], stdout); done {
+			return exitCode(err, stdout, stderr)
+		}
 	}
 	var err error
 	switch args[0] {
 	case "serve":
 		err = cmdServe(ctx, args[1:], stderr)
+	case "init":
+		err = cmdInit(ctx, args[1:], stdout, stderr)
 	case "token":
 		err = cmdToken(ctx, args[1:], stdout, stderr)
 	case "db":
-		err = cmdDB(ctx, args[1:], stdout, stderr)
+		err = cmdDB(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "migrate":
 		err = cmdMigrate(ctx, args[1:], stdout, stderr)
 	case "mcp":
@@ -77,26 +72,46 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "audit":
 		err = cmdAudit(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintln(stdout, "minimal", version)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		err = cmdVersion(args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "minimal: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "minimal: unknown command %q (run 'minimal help' for the list)\n", args[0])
 		return 2
 	}
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintln(stderr, "minimal:", ue.msg)
-			return 2
-		}
-		fmt.Fprintln(stderr, "minimal:", describe(err))
-		return 1
+	return exitCode(err, stdout, stderr)
+}
+
+// exitCode reports err and returns the exit code: 0 (a help request
+// prints the command's usage to stdout), 2 for a usage error, 1 otherwise.
+func exitCode(err error, stdout, stderr io.Writer) int {
+	if err == nil {
+		return 0
 	}
-	return 0
+	var hr helpRequest
+	if errors.As(err, &hr) {
+		c, _ := find(hr.fs.Name())
+		writeCommand(stdout, c, hr.fs)
+		return 0
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "minimal:", ue.msg)
+		return 2
+	}
+	fmt.Fprintln(stderr, "minimal:", describe(err))
+	return 1
+}
+
+// cmdVersion prints the version.
+func cmdVersion(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("version", stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("version: unexpected argument %q", fs.Arg(0))
+	}
+	fmt.Fprintln(stdout, "minimal", version)
+	return nil
 }
 
 type usageError struct{ msg string }
@@ -115,13 +130,6 @@ func describe(err error) string {
 	return err.Error()
 }
 
-// newFlags makes a flag set that reports errors instead of exiting.
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("minimal "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
 func dataDirFlag(fs *flag.FlagSet) *string {
 	def := os.Getenv("MINIMAL_DATA_DIR")
 	if def == "" {
@@ -130,10 +138,40 @@ func dataDirFlag(fs *flag.FlagSet) *string {
 	return fs.String("data-dir", def, "data directory (env MINIMAL_DATA_DIR)")
 }
 
-func newLogger(w io.Writer) *slog.Logger {
-	level := slog.LevelInfo
-	if os.Getenv("MINIMAL_LOG_LEVEL") == "debug" {
-		level = slog.LevelDebug
+// envLogFormat is the environment default of --log-format.
+const envLogFormat = "MINIMAL_LOG_FORMAT"
+
+// logFormatFlag defines --log-format (json, the default, or text for
+// people); the returned function, called after parsing, makes the
+// process's one logger (see newLogger).
+func logFormatFlag(fs *flag.FlagSet, stderr io.Writer) func() (*slog.Logger, error) {
+	def := os.Getenv(envLogFormat)
+	if def == "" {
+		def = "json"
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	format := fs.String("log-format", def, "json (one object a line) or text (key=value, for people) (env "+envLogFormat+")")
+	return func() (*slog.Logger, error) {
+		if *format != "json" && *format != "text" {
+			return nil, usagef("%s: --log-format must be json or text, not %q", fs.Name(), *format)
+		}
+		return newLogger(stderr, *format), nil
+	}
+}
+
+// newLogger makes the process's one logger and sets it as slog's default,
+// so that every package (and the standard log package) writes through
+// it: one format on every line, and the request id (and trace id) of the
+// context on every line logged with one (observe.LogHandler).
+func newLogger(w io.Writer, format string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if os.Getenv("MINIMAL_LOG_LEVEL") == "debug" {
+		opts.Level = slog.LevelDebug
+	}
+	var h slog.Handler = slog.NewJSONHandler(w, opts)
+	if format == "text" {
+		h = slog.NewTextHandler(w, opts)
+	}
+	l := slog.New(observe.LogHandler(h))
+	slog.SetDefault(l)
+	return l
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/littlebitlabs/minimal/mcp"
 	"github.com/littlebitlabs/minimal/miniapp"
 	"github.com/littlebitlabs/minimal/sessions"
-	"github.com/littlebitlabs/minimal/store"
 )
 
 // cmdMCP serves the MCP tools over stdin/stdout to a local agent, or, in
@@ -36,7 +35,15 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	stmtTimeout := fs.Duration("statement-timeout", 30*time.Second, "bound on every database statement")
 	bodyTimeout := bodyTimeoutFlag(fs)
 	exportRoots := exportRootFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	logger := logFormatFlag(fs, stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("mcp: unexpected argument %q", fs.Arg(0))
+	}
+	log, err := logger()
+	if err != nil {
 		return err
 	}
 	switch {
@@ -52,7 +59,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			// Exit code 1, as mini-app-mcp's refusal.
 			return fault.New(fault.Invalid, "mcp: refusing to bind %s: not a loopback address; set MINI_APP_HTTP_TOKEN to require a bearer token on every request", *bind)
 		}
-		return dropIn(ctx, dropInHTTP{bind: *bind, bearer: bearer, bodyTimeout: *bodyTimeout}, stdin, stdout, stderr, *maxPage, *stmtTimeout)
+		return dropIn(ctx, dropInHTTP{bind: *bind, bearer: bearer, bodyTimeout: *bodyTimeout}, stdin, stdout, log, *maxPage, *stmtTimeout)
 	case !*stdio:
 		return usagef("mcp: --stdio or --http is required (the gateway's HTTP endpoint is served by 'minimal serve' on --mcp-addr)")
 	}
@@ -61,18 +68,17 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	// flight finish and their journal entries are committed.
 	signal.Ignore(syscall.SIGPIPE)
 	if *tokenFile == "" {
-		return dropIn(ctx, dropInHTTP{}, stdin, stdout, stderr, *maxPage, *stmtTimeout)
+		return dropIn(ctx, dropInHTTP{}, stdin, stdout, log, *maxPage, *stmtTimeout)
 	}
 	b, err := os.ReadFile(*tokenFile)
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
 	privateFiles() // a gateway: what it writes under the data dir is private, as with serve
-	st, err := store.Open(ctx, *dataDir)
+	st, err := openStore(ctx, *dataDir)
 	if err != nil {
 		return err
 	}
@@ -81,20 +87,29 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	ver := auth.NewVerifier(st, key)
+	token := strings.TrimSpace(string(b))
+	if _, err := ver.Verify(ctx, token); err != nil {
+		return fault.Wrap(fault.KindOf(err), err, "mcp: the token in --token-file %s is not valid in the data dir %s", *tokenFile, *dataDir)
+	}
 	eng, err := engine.New(ctx, st, engine.Config{StatementTimeout: *stmtTimeout, Logger: log})
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	go eng.Run(ctx)
+	defer runEngine(ctx, eng)()
 
 	mini, err := gatewayMiniApp(*dataDir, *exportRoots)
 	if err != nil {
 		return err
 	}
-	srv := mcp.New(mcp.Deps{Engine: eng, Verifier: auth.NewVerifier(st, key), Store: st, Sessions: sessions.New(st, 0), MiniApp: mini},
+	srv := mcp.New(mcp.Deps{Engine: eng, Verifier: ver, Store: st, Sessions: sessions.New(st, 0), MiniApp: mini},
 		mcp.Config{MaxPageSize: *maxPage, Version: version, Logger: log})
-	return srv.ServeStdio(ctx, strings.TrimSpace(string(b)), stdin, stdout)
+	err = srv.ServeStdio(ctx, token, stdin, stdout)
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return nil // SIGINT or SIGTERM: the way to stop it
+	}
+	return err
 }
 
 // dropInHTTP is the HTTP transport of drop-in mode: none (stdio) when bind
@@ -111,8 +126,7 @@ type dropInHTTP struct {
 // (or, with hc.bind, --mcp-http) does: a private, temporary control plane
 // mounts them as mi databases and the same tools run through the same
 // pipeline, as role admin.
-func dropIn(ctx context.Context, hc dropInHTTP, stdin io.Reader, stdout, stderr io.Writer, maxPage int64, stmtTimeout time.Duration) error {
-	log := newLogger(stderr)
+func dropIn(ctx context.Context, hc dropInHTTP, stdin io.Reader, stdout io.Writer, log *slog.Logger, maxPage int64, stmtTimeout time.Duration) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	cwd, err := os.Getwd()
@@ -134,7 +148,7 @@ func dropIn(ctx context.Context, hc dropInHTTP, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	defer eng.Close()
-	go eng.Run(ctx)
+	defer runEngine(ctx, eng)()
 	ver := auth.NewVerifier(local.Store, local.Key)
 	cfg := local.Config
 	srv := mcp.New(mcp.Deps{Engine: eng, Verifier: ver, Store: local.Store, Sessions: sessions.New(local.Store, 0), MiniApp: cfg},

@@ -4,17 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-
-	"github.com/littlebitlabs/minimal/store"
 )
 
 func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("migrate", stderr)
 	dataDir := dataDirFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, *dataDir)
+	if fs.NArg() > 0 {
+		return usagef("migrate: unexpected argument %q", fs.Arg(0))
+	}
+	st, err := openStore(ctx, *dataDir)
 	if err != nil {
 		return err
 	}

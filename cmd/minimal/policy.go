@@ -4,23 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/littlebitlabs/minimal/policy"
 )
 
 // cmdPolicy dispatches the policy subcommands.
 func cmdPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usagef("policy: say show or explain")
-	}
-	switch args[0] {
-	case "show":
+	if args[0] == "show" {
 		return policyShow(ctx, args[1:], stdout, stderr)
-	case "explain":
-		return policyExplain(ctx, args[1:], stdout, stderr)
 	}
-	return usagef("policy: unknown subcommand %q (show, explain)", args[0])
+	return policyExplain(ctx, args[1:], stdout, stderr)
 }
 
 // policyShow prints the effective policy of a project: as YAML, a file
@@ -28,10 +21,9 @@ func cmdPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func policyShow(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("policy show", stderr)
 	dataDir := dataDirFlag(fs)
-	org := fs.String("org", "demo", "org name or abbreviation (when --project has no ORG/)")
-	project := fs.String("project", "demo", "ORG/PROJECT, or a project of --org (names or abbreviations)")
+	ref := projectFlags(fs)
 	format := fs.String("format", "yaml", "yaml (apply-able) or text")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -40,14 +32,11 @@ func policyShow(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *format != "yaml" && *format != "text" {
 		return usagef("policy show: --format must be yaml or text, not %q", *format)
 	}
-	o, p := *org, *project
-	if before, after, ok := strings.Cut(p, "/"); ok {
-		o, p = before, after
+	o, p, err := ref.names("policy show")
+	if err != nil {
+		return err
 	}
-	if o == "" || p == "" || strings.Contains(p, "/") {
-		return usagef("policy show: --project must be ORG/PROJECT or PROJECT, not %q", *project)
-	}
-	st, err := openExisting(ctx, *dataDir)
+	st, err := openStore(ctx, *dataDir)
 	if err != nil {
 		return err
 	}

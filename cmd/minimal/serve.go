@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -28,8 +29,9 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	dataDir := dataDirFlag(fs)
 	controlDSN := fs.String("control-dsn", "", "PostgreSQL control plane shared by several replicas (default: env "+store.EnvControlDSN+"; neither: the SQLite file in the data dir)")
-	restAddr := fs.String("rest-addr", "127.0.0.1:8080", "REST listen address")
-	mcpAddr := fs.String("mcp-addr", "127.0.0.1:8484", "MCP listen address (POST "+mcp.Path+")")
+	restAddr := fs.String("rest-addr", envOr(envRestAddr, "127.0.0.1:8080"), "REST listen address (env "+envRestAddr+")")
+	mcpAddr := fs.String("mcp-addr", envOr(envMCPAddr, "127.0.0.1:8484"), "MCP listen address, POST "+mcp.Path+" (env "+envMCPAddr+")")
+	logger := logFormatFlag(fs, stderr)
 	sessionIdle := fs.Duration("session-idle", 30*time.Minute, "an AI session expires after this long without a call")
 	maxBody := fs.Int64("max-body-bytes", 10<<20, "largest request body accepted (413 above)")
 	maxPage := fs.Int64("max-page-size", 10000, "largest ps accepted (400 above)")
@@ -47,7 +49,13 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	metricsTenant, metricsTenantErr := metricsTenantLabelsFlag(fs)
 	auditQueue := fs.Int("audit-queue", store.DefaultAuditQueue, "audit entries queued for the store before new ones are dropped (and counted)")
 	exportRoots := exportRootFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("serve: unexpected argument %q", fs.Arg(0))
+	}
+	if err := checkDataDir(*dataDir); err != nil {
 		return err
 	}
 	if metricsTenantErr != nil {
@@ -63,12 +71,20 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	case *bodyTimeout <= 0:
 		return usagef("serve: --body-timeout (env %s) must be a positive duration", envBodyTimeout)
 	}
+	for _, a := range []struct{ flag, addr string }{{"--rest-addr", *restAddr}, {"--mcp-addr", *mcpAddr}} {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			return usagef("serve: %s %q is not HOST:PORT (e.g. 127.0.0.1:8080, :8080): %v", a.flag, a.addr, err)
+		}
+	}
 	allow, err := dbAllow()
 	if err != nil {
 		return err
 	}
 	// Records logged with a request's context carry its request id.
-	log := slog.New(observe.LogHandler(newLogger(stderr).Handler()))
+	log, err := logger()
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -143,7 +159,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer eng.Close()
-	go eng.Run(ctx)
+	defer runEngine(ctx, eng)()
 
 	srv := &http.Server{
 		Handler: api.New(api.Deps{Engine: eng, Verifier: ver, Store: st, SigningKey: key},
@@ -161,12 +177,12 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	ln, err := net.Listen("tcp", *restAddr)
 	if err != nil {
-		return err
+		return fmt.Errorf("serve: --rest-addr (env %s): %w", envRestAddr, err)
 	}
 	mln, err := net.Listen("tcp", *mcpAddr)
 	if err != nil {
 		ln.Close()
-		return err
+		return fmt.Errorf("serve: --mcp-addr (env %s): %w", envMCPAddr, err)
 	}
 	log.Info("serving REST", "addr", ln.Addr().String(), "data_dir", *dataDir, "control_plane", st.Backend())
 	log.Info("serving MCP", "addr", mln.Addr().String(), "path", mcp.Path)
@@ -192,6 +208,23 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// runEngine runs eng's catalog refresh until the returned function is
+// called, which stops it and waits for it: deferred after the store's
+// Close, it ends the refresh before the store closes (no "catalog refresh
+// failed" on the way out).
+func runEngine(ctx context.Context, eng *engine.Engine) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		eng.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // mcpHandler puts the MCP face behind the same request ids, request log,
@@ -246,6 +279,17 @@ func metricsTenantLabelsFlag(fs *flag.FlagSet) (*bool, error) {
 	}
 	return fs.Bool("metrics-tenant-labels", on, "name database pools in /metrics by org/project/type/schema, not by registration id: anyone who reads /metrics learns them (env "+envMetricsTenantLabels+"=1)"), err
 }
+
+// The environment defaults of --rest-addr and --mcp-addr (make run passes
+// them through).
+const (
+	envRestAddr = "MINIMAL_REST_ADDR"
+	envMCPAddr  = "MINIMAL_MCP_ADDR"
+)
+
+// envOr returns the value of the environment variable key, or def when it
+// is unset or empty.
+func envOr(key, def string) string { return firstSet(os.Getenv(key), def) }
 
 // firstSet returns the first of vs that is not empty.
 func firstSet(vs ...string) string {

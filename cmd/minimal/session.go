@@ -9,25 +9,21 @@ import (
 	"time"
 
 	"github.com/littlebitlabs/minimal/sessions"
-	"github.com/littlebitlabs/minimal/store"
 )
 
 // cmdSession reads AI sessions: `session journal ID` prints a session and
 // every call journaled in it (--json: the admin API's document).
 func cmdSession(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "journal" {
-		return usagef("session: say journal (minimal session journal ID)")
-	}
 	fs := newFlags("session journal", stderr)
 	dataDir := dataDirFlag(fs)
 	asJSON := fs.Bool("json", false, "print the journal as JSON")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("session journal: give one session id")
+		return usagef("session journal: give one session id (see 'minimal session journal --help')")
 	}
-	st, err := store.Open(ctx, *dataDir)
+	st, err := openStore(ctx, *dataDir)
 	if err != nil {
 		return err
 	}

@@ -4,23 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-
-	"github.com/littlebitlabs/minimal/store"
+	"strings"
 )
 
 // cmdSpace manages spaces: `space mcp … on|off` switches the MCP face of a
 // space (without on|off it prints the current state). A running server
 // applies the switch to the next request.
 func cmdSpace(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "mcp" {
-		return usagef("space: say mcp (minimal space mcp --org O --project P --space S on|off)")
-	}
 	fs := newFlags("space mcp", stderr)
 	dataDir := dataDirFlag(fs)
-	org := fs.String("org", "demo", "org name")
-	project := fs.String("project", "demo", "project name")
+	ref := projectFlags(fs)
 	space := fs.String("space", "main", "space name")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	var on *bool
@@ -30,14 +25,18 @@ func cmdSpace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		v := rest[0] == "on"
 		on = &v
 	default:
-		return usagef("space mcp: say on or off after the flags, got %q", rest)
+		return usagef("space mcp: say on or off after the flags, not %q", strings.Join(rest, " "))
 	}
-	st, err := store.Open(ctx, *dataDir)
+	org, project, err := ref.names("space mcp")
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, *dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	_, proj, err := resolveProject(ctx, st, *org, *project)
+	_, proj, err := resolveProject(ctx, st, org, project)
 	if err != nil {
 		return err
 	}
@@ -55,6 +54,6 @@ func cmdSpace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sp.MCPEnabled {
 		state = "on"
 	}
-	fmt.Fprintf(stdout, "MCP is %s for space %s of %s/%s\n", state, sp.Name, *org, *project)
+	fmt.Fprintf(stdout, "MCP is %s for space %s of %s/%s\n", state, sp.Name, org, project)
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -9,43 +10,50 @@ import (
 	"time"
 
 	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/policy"
 	"github.com/littlebitlabs/minimal/store"
 )
 
 func cmdToken(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usagef("token: say mint or revoke")
-	}
-	switch args[0] {
-	case "mint":
+	if args[0] == "mint" {
 		return tokenMint(ctx, args[1:], stdout, stderr)
-	case "revoke":
-		return tokenRevoke(ctx, args[1:], stdout, stderr)
 	}
-	return usagef("token: unknown subcommand %q (mint, revoke)", args[0])
+	return tokenRevoke(ctx, args[1:], stdout, stderr)
 }
 
 func tokenMint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("token mint", stderr)
 	dataDir := dataDirFlag(fs)
-	org := fs.String("org", "demo", "org name")
-	project := fs.String("project", "demo", "project name")
+	ref := projectFlags(fs)
 	identity := fs.String("identity", "", "identity name (required)")
 	roles := fs.String("roles", "", "comma-separated roles, a subset of the identity's (default: all it holds)")
 	keyType := fs.String("key-type", "", "CRUD mask, at most the identity's (default: the identity's)")
-	ttl := fs.Duration("ttl", auth.DefaultTTL, "token lifetime")
-	if err := fs.Parse(args); err != nil {
+	ttl := fs.String("ttl", auth.DefaultTTL.String(), "token lifetime: a duration (90m, 720h) or days (30d); at most "+fmt.Sprint(auth.MaxTTL.Hours()/24)+"d")
+	asJSON := fs.Bool("json", false, "print token, jti, identity, roles, key_type and expires_at as JSON")
+	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("token mint: unexpected argument %q", fs.Arg(0))
 	}
 	if *identity == "" {
 		return usagef("token mint: --identity is required")
 	}
-	st, err := store.Open(ctx, *dataDir)
+	lifetime, err := auth.ParseTTL(*ttl)
+	if err != nil {
+		return usagef("token mint: --ttl: %s", fault.As(err).Message)
+	}
+	org, project, err := ref.names("token mint")
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, *dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	_, proj, err := resolveProject(ctx, st, *org, *project)
+	_, proj, err := resolveProject(ctx, st, org, project)
 	if err != nil {
 		return err
 	}
@@ -57,7 +65,7 @@ func tokenMint(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	opt := auth.MintOptions{KeyType: *keyType, TTL: *ttl}
+	opt := auth.MintOptions{KeyType: *keyType, TTL: lifetime}
 	if *roles != "" {
 		for _, r := range strings.Split(*roles, ",") {
 			if r = strings.TrimSpace(r); r != "" {
@@ -69,8 +77,29 @@ func tokenMint(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, tok)
-	return nil
+	if !*asJSON {
+		fmt.Fprintln(stdout, tok)
+		return nil
+	}
+	p, err := auth.NewVerifier(st, key).Verify(ctx, tok)
+	if err != nil {
+		return err
+	}
+	// The fields and their form are the admin API's answer to a mint.
+	return json.NewEncoder(stdout).Encode(mintedJSON{
+		Token: tok, JTI: p.TokenID, Identity: id.Name, Roles: p.Roles, KeyType: p.KeyType.String(),
+		ExpiresAt: p.ExpiresAt.UTC().Format(time.RFC3339),
+	})
+}
+
+// mintedJSON is what `token mint --json` prints.
+type mintedJSON struct {
+	Token     string   `json:"token"`
+	JTI       string   `json:"jti"`
+	Identity  string   `json:"identity"`
+	Roles     []string `json:"roles"`
+	KeyType   string   `json:"key_type"`
+	ExpiresAt string   `json:"expires_at"`
 }
 
 func tokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -78,7 +107,7 @@ func tokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	dataDir := dataDirFlag(fs)
 	tok := fs.String("token", "", "the token to revoke")
 	file := fs.String("token-file", "", "a file holding the token to revoke")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 1 && *tok == "" && *file == "" {
@@ -98,7 +127,7 @@ func tokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if raw == "" {
 		return usagef("token revoke: give a JTI, --token or --token-file")
 	}
-	st, err := store.Open(ctx, *dataDir)
+	st, err := openStore(ctx, *dataDir)
 	if err != nil {
 		return err
 	}
@@ -122,7 +151,7 @@ func tokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // it (auth.Claims.Ancestors). Its expiry is not known, so the revocation is
 // kept for the longest lifetime a token can have.
 func revokeJTI(ctx context.Context, dataDir, jti string, stdout io.Writer) error {
-	st, err := store.Open(ctx, dataDir)
+	st, err := openStore(ctx, dataDir)
 	if err != nil {
 		return err
 	}
@@ -134,12 +163,8 @@ func revokeJTI(ctx context.Context, dataDir, jti string, stdout io.Writer) error
 	return nil
 }
 
-// resolveProject finds an org and project by name.
+// resolveProject finds an org and project by their abbreviations (see
+// policy.Resolve): the one lookup of every command.
 func resolveProject(ctx context.Context, st *store.Store, org, project string) (store.Org, store.Project, error) {
-	o, err := st.Org(ctx, org)
-	if err != nil {
-		return store.Org{}, store.Project{}, err
-	}
-	p, err := st.Project(ctx, o.ID, project)
-	return o, p, err
+	return policy.Resolve(ctx, st, org, project)
 }

@@ -127,7 +127,7 @@ func (s *Source) Tables(ctx context.Context) ([]dialects.Table, error) {
 			continue
 		}
 		if err != nil {
-			slog.Warn("mi: skipping table with unreadable schema.yaml", "dir", s.dir, "table", name, "err", err)
+			slog.WarnContext(ctx, "mi: skipping table with unreadable schema.yaml", "dir", s.dir, "table", name, "err", err)
 			continue
 		}
 		out = append(out, dialects.Table{Schema: s.schema, Name: name, Columns: append([]dialects.Column(nil), sc.columns...)})
@@ -188,7 +188,7 @@ func (s *Source) table(ctx context.Context, name string) (*schema, *tableDB, err
 		return nil, nil, notFound(name)
 	}
 	if err != nil {
-		slog.Warn("mi: table has an unreadable schema.yaml", "dir", s.dir, "table", name, "err", err)
+		slog.WarnContext(ctx, "mi: table has an unreadable schema.yaml", "dir", s.dir, "table", name, "err", err)
 		return nil, nil, notFound(name)
 	}
 	t, err := s.tableDB(ctx, name)
