@@ -223,6 +223,7 @@ func openAPI() obj {
 		"security":    tokenSecurity,
 		"parameters":  []any{ref("parameters", "filters"), ref("parameters", "all")},
 		"responses":   withErrors(obj{"200": reply("Rows deleted.", schemaRef("WriteAnswer"))}, autoErrors...)})
+	discoveryOps(d)
 
 	d.op("GET", MetricsPath, obj{"tags": []string{"health"}, "operationId": "metrics", "summary": "Prometheus metrics",
 		"description": "Requests by face, route and status, latency histograms, pool stats per database, live AI sessions, refusals by gate. Served when the server runs with metrics (serve does).",
