@@ -62,7 +62,8 @@ func (s *Server) addMiniApp(srv *mcpserver.MCPServer, hooks *mcpserver.Hooks, ad
 		add(def, s.miniAppHandler(t, in, sessionArg))
 	}
 	for _, k := range miniapp.SchemaKinds {
-		srv.AddResourceTemplate(mcpgo.NewResourceTemplate("schema://"+k.Kind+"{?table,schema}", k.Name, mcpgo.WithTemplateMIMEType(k.MIME)), s.miniAppResource)
+		// Other query parameters are allowed too: table is found among them.
+		srv.AddResourceTemplate(mcpgo.NewResourceTemplate("schema://"+k.Kind+"{?table,schema,params*}", k.Name, mcpgo.WithTemplateMIMEType(k.MIME)), s.miniAppResource)
 	}
 	for _, d := range miniapp.DocNames {
 		srv.AddResource(mcpgo.NewResource("docs://"+d, "Docs: "+d, mcpgo.WithMIMEType("text/markdown")), s.miniAppResource)

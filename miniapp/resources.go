@@ -98,8 +98,11 @@ You are talking to Minimal, a data-access gateway that serves mini-app tables
 (a schema.yaml plus a SQLite file per table) with the mini-app-mcp tool set.
 Every call passes the gateway's permission pipeline: a refusal names your roles.
 
-1. Call ` + "`info`" + ` without table. TABLE_REQUIRED means several tables are
-   mounted: their names are in the ` + "`schema://yaml?table=<t>`" + ` resource URIs.
+1. Mode detection: call ` + "`info`" + ` without table.
+   - TABLE_REQUIRED: multi-table mode. Pass ` + "`table`" + ` on every call; the
+     table names are in the ` + "`schema://yaml?table=<t>`" + ` resource URIs.
+   - A schema: legacy single-table mode (MINI_APP_SCHEMA + MINI_APP_DB). The
+     ` + "`table`" + ` argument may be left out everywhere.
 2. ` + "`info {table}`" + ` shows the fields; ` + "`list {table, limit}`" + ` the newest rows;
    ` + "`get {table, id}`" + ` one row (a unique id prefix is enough).
 3. Write with ` + "`create {table, data}`" + `, ` + "`update {table, id, data}`" + ` (merge by

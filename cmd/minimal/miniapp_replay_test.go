@@ -1085,8 +1085,14 @@ var replayScenarios = []replayScenario{
 		}
 		jsonEq(t, "json-schema", js["text"].(string), `{"$schema":"http://json-schema.org/draft-07/schema#","title":"emo","type":"object",`+
 			`"properties":{"text":{"type":"string"},"tags":{"type":"array"}},"required":["text"],"additionalProperties":true}`)
-		if d, rerr := read(e.c, "docs://quickstart"); rerr != nil || d["mimeType"] != "text/markdown" || !strings.Contains(d["text"].(string), "TABLE_REQUIRED") {
+		// The quickstart documents mode detection, as upstream's does.
+		if d, rerr := read(e.c, "docs://quickstart"); rerr != nil || d["mimeType"] != "text/markdown" || !strings.Contains(d["text"].(string), "TABLE_REQUIRED") ||
+			!strings.Contains(d["text"].(string), "multi-table mode") || !strings.Contains(d["text"].(string), "legacy single-table mode") {
 			t.Fatalf("docs://quickstart: %v %v", d, rerr)
+		}
+		// table is found among several query parameters.
+		if j, rerr := read(e.c, "schema://json?format=pretty&table=emo&v=2"); rerr != nil || j["mimeType"] != "application/json" || !strings.Contains(j["text"].(string), `"table": "emo"`) {
+			t.Fatalf("schema://json with several parameters: %v %v", j, rerr)
 		}
 		for _, uri := range []string{"schema://json", "schema://yaml"} {
 			if _, rerr := read(e.c, uri); rerr == nil || !strings.Contains(rerr.Message, "table argument is required in multi-table mode") {
