@@ -105,6 +105,7 @@ func (s *Server) mountAdmin(r chi.Router) {
 		r.Get(adminProject+"/roles", a.listRoles)
 		r.Get(adminProject+"/roles/{role}", a.getRole)
 		r.Get(adminProject+"/audit", a.listAudit)
+		r.Get(adminProject+"/explain", a.explain)
 
 		a.databases().mount(r, adminProject+"/databases", adminProject+"/databases/{type}/{schema}", http.MethodPatch)
 		r.Post(adminProject+"/databases/{type}/{schema}/test", a.testDatabase)

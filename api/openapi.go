@@ -325,6 +325,8 @@ func openAPI() obj {
 		},
 		"responses": withErrors(obj{"200": reply("Audit entries, newest first.", listOfSchema("AuditEntry"))}, "400", "401", "403", "404")})
 
+	explainOp(d)
+
 	dbNote := "The DSN is write-only: it is sealed at rest and no answer contains it. Registering or changing a DSN runs a connection test first (400 CONNECTION_TEST_FAILED). A mini-app (mi) directory needs the server key."
 	d.crud(resource{tag: "admin: databases", coll: adminProject + "/databases", item: adminProject + "/databases/{type}/{schema}", noun: "database", id: "Database", schema: "Database",
 		create: "DatabaseCreate", update: "DatabasePatch", updateVerb: "PATCH", extra: dbNote})
