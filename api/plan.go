@@ -17,7 +17,7 @@ import (
 
 var actionOf = map[string]query.Action{
 	http.MethodGet: query.Read, http.MethodPost: query.Insert,
-	http.MethodPut: query.Update, http.MethodDelete: query.Delete,
+	http.MethodPut: query.Update, http.MethodPatch: query.Update, http.MethodDelete: query.Delete,
 }
 
 // PlanFromRequest builds the plan an Auto API request describes: the
@@ -28,7 +28,7 @@ var actionOf = map[string]query.Action{
 func PlanFromRequest(w http.ResponseWriter, r *http.Request, cfg Config) (*query.Plan, error) {
 	action, ok := actionOf[r.Method]
 	if !ok {
-		return nil, fault.New(fault.Invalid, "method %s is not one of GET, POST, PUT, DELETE", r.Method)
+		return nil, fault.New(fault.Invalid, "method %s is not one of GET, POST, PUT, PATCH, DELETE", r.Method)
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, AutoPrefix+"/")
 	segs := strings.Split(strings.TrimSuffix(rest, "/"), "/")
@@ -44,6 +44,9 @@ func PlanFromRequest(w http.ResponseWriter, r *http.Request, cfg Config) (*query
 		return nil, err
 	}
 	p.Org, p.Project, p.Type, p.Schema, p.Table = segs[0], segs[1], segs[2], segs[3], segs[4]
+	if err := applyPrefer(p, r.Header); err != nil {
+		return nil, err
+	}
 
 	switch action {
 	case query.Insert:

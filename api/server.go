@@ -122,6 +122,7 @@ func New(d Deps, cfg Config) http.Handler {
 		r.Get("/", s.read)
 		r.Post("/", s.write)
 		r.Put("/", s.write)
+		r.Patch("/", s.write)
 		r.Delete("/", s.write)
 		r.Get("/"+DescribeSegment, s.describe)
 	})
@@ -226,6 +227,11 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	total, err := s.count(r, plan)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	res, err := s.eng.Execute(r.Context(), auth.PrincipalFrom(r.Context()), plan)
 	if err != nil {
 		writeError(w, r, err)
@@ -233,8 +239,11 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) {
 	}
 	defer res.Rows.Close()
 	w.Header().Set("Content-Type", format.ContentType())
+	page := &wire.Page{Number: plan.Offset / plan.Limit, Size: plan.Limit, Total: total}
+	if total != nil {
+		w.Header().Set("Content-Range", contentRange(plan.Offset, plan.Limit, *total))
+	}
 	w.WriteHeader(http.StatusOK)
-	page := &wire.Page{Number: plan.Offset / plan.Limit, Size: plan.Limit}
 	if _, err := wire.Stream(w, format, res.Rows, page); err != nil {
 		// The status is sent; abort the response so the client sees a
 		// truncated transfer rather than a complete-looking document.

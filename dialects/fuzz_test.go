@@ -88,3 +88,34 @@ func containsArg(args []any, s string) bool {
 	}
 	return false
 }
+
+// FuzzRenderLogicKeepsValuesOutOfSQL is FuzzRenderKeepsValuesOutOfSQL for
+// an or= tree (nested and/or) holding a fuzzed value twice: whatever the
+// value, the SQL is the one of the same tree with harmless values, and the
+// value is bound.
+func FuzzRenderLogicKeepsValuesOutOfSQL(f *testing.F) {
+	for _, s := range []string{"eq.5", `in.("a,b",c)`, "bw.(1,2)", "eq.'; DROP TABLE employees;--", `eq."\") OR 1=1 --"`, "eq.),or(id.eq.1", "not.eq.x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		e, err := query.ParseLogic(query.ParamOr, "(name."+raw+",and(id.eq.1,name."+raw+"))")
+		if err != nil {
+			return
+		}
+		plan := &query.Plan{Action: query.Read, Type: "x", Schema: "s", Table: "t", Columns: []string{"id", "name"}, Where: e, Limit: 10}
+		benign := &query.Plan{Action: query.Read, Type: "x", Schema: "s", Table: "t", Columns: []string{"id", "name"}, Where: harmless(e), Limit: 10}
+		for name, d := range goldenDialects {
+			got, err := d.Render(plan)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			want, err := d.Render(benign)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if got.SQL != want.SQL {
+				t.Fatalf("%s: SQL depends on a request value:\n%s\nvs\n%s", name, got.SQL, want.SQL)
+			}
+		}
+	})
+}

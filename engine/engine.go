@@ -185,6 +185,9 @@ func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Pla
 		}
 		return nil, err
 	}
+	if err := e.writeOptions(ctx, p, plan, object, g); err != nil {
+		return nil, err
+	}
 
 	switch plan.Action {
 	case query.Read:
@@ -206,7 +209,13 @@ func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Pla
 		}
 		e.audit(ctx, p, plan, object, wr.RowsAffected, nil, start)
 		res := &Result{Action: plan.Action, RowsAffected: wr.RowsAffected}
-		if plan.Action == query.Insert && wr.Returned != nil {
+		if plan.Return {
+			// The dialect returned the readable columns writeOptions chose.
+			res.Columns, res.Returned = wr.Columns, wr.Returned
+			if res.Returned == nil {
+				res.Returned = [][]any{}
+			}
+		} else if plan.Action == query.Insert && wr.Returned != nil {
 			// Return only what the caller may read.
 			rd, err := e.authz.Decide(p.ProjectID, p.Roles, object, query.Read)
 			if err == nil && rd.Allowed {

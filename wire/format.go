@@ -61,4 +61,9 @@ func (f Format) ContentType() string {
 // Page is the page a read answered: its 0-based Number and its Size, as
 // given by the pg and ps parameters. Formats with an envelope (json, xml,
 // yaml) write it after the rows; the others have nowhere to put it.
-type Page struct{ Number, Size int64 }
+type Page struct {
+	Number, Size int64
+	// Total, when not nil, is the count of the read's rows over every
+	// page (count=exact|planned|estimated), written as "total".
+	Total *int64
+}

@@ -390,6 +390,10 @@ func (e *jsonEncoder) end(dst []byte, _ int64, page *Page) []byte {
 		dst = strconv.AppendInt(dst, page.Number, 10)
 		dst = append(dst, `,"size":`...)
 		dst = strconv.AppendInt(dst, page.Size, 10)
+		if page.Total != nil {
+			dst = append(dst, `,"total":`...)
+			dst = strconv.AppendInt(dst, *page.Total, 10)
+		}
 		dst = append(dst, '}')
 	}
 	return append(dst, "}\n"...)

@@ -82,6 +82,10 @@ func (e *yamlEncoder) end(dst []byte, n int64, page *Page) []byte {
 		dst = strconv.AppendInt(dst, page.Number, 10)
 		dst = append(dst, "\n  size: "...)
 		dst = strconv.AppendInt(dst, page.Size, 10)
+		if page.Total != nil {
+			dst = append(dst, "\n  total: "...)
+			dst = strconv.AppendInt(dst, *page.Total, 10)
+		}
 		dst = append(dst, '\n')
 	}
 	return dst

@@ -63,6 +63,7 @@ var syntax = sqlgen.Syntax{
 	NullsLargest: true,
 	NoLimitArg:   int64(1 << 62),
 	Mutations:    true,
+	Engine:       "ClickHouse",
 	CountRows:    "count()",
 	MaxRows:      sqlgen.Limit{Max: maxInsertRows, Msg: "insert has %d rows, ClickHouse inserts at most %d in one statement here"},
 	Verify:       checkParams,

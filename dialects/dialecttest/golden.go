@@ -128,4 +128,20 @@ var Cases = []Case{
 	{"delete_filtered", &query.Plan{Action: query.Delete, Schema: "app", Table: "users",
 		Where: query.Or{cond("id", query.Eq, int64(1)), cond("email", query.IsNull)}}},
 	{"delete_all", &query.Plan{Action: query.Delete, Schema: "app", Table: "users", All: true}},
+	// REST additions: a nested or/and tree, an upsert that merges within a
+	// scope or ignores, and an update and a delete returning their rows.
+	{"read_or_and", &query.Plan{Action: query.Read, Schema: "app", Table: "users", Columns: []string{"id"},
+		Where: query.And{cond("org", query.Eq, "acme"), query.Or{cond("age", query.Lt, int64(18)), query.And{cond("role", query.In, "a", "b"), query.Not{X: cond("email", query.IsNull)}}}},
+		Limit: 10}},
+	{"upsert_merge_scoped", &query.Plan{Action: query.Insert, Schema: "app", Table: "users",
+		Columns: []string{"email", "id", "org"}, Rows: [][]any{{"a@x", int64(1), "acme"}},
+		OnConflict: []string{"id"}, Resolution: query.ResolveMerge, Where: cond("org", query.Eq, "acme")}},
+	{"upsert_ignore", &query.Plan{Action: query.Insert, Schema: "app", Table: "users",
+		Columns: []string{"email", "id"}, Rows: [][]any{{"a@x", int64(1)}, {"b@x", int64(2)}},
+		OnConflict: []string{"id"}, Resolution: query.ResolveIgnore}},
+	{"update_returning", &query.Plan{Action: query.Update, Schema: "app", Table: "users",
+		Set: []query.Assign{{Column: "age", Value: int64(31)}}, Where: cond("id", query.Eq, int64(7)),
+		Return: true, Columns: []string{"id", "age"}}},
+	{"delete_returning", &query.Plan{Action: query.Delete, Schema: "app", Table: "users",
+		Where: cond("id", query.Eq, int64(7)), Return: true, Columns: []string{"id", "email"}}},
 }

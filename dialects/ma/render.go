@@ -49,6 +49,8 @@ var (
 		LikeTail:    binCollation + likeEscape,
 		NoLimit:     noLimit,
 		Returning:   " RETURNING *",
+		Upsert:      sqlgen.UpsertOnDuplicateKey,
+		Engine:      "MariaDB",
 		MaxArgs:     sqlgen.Limit{Max: maxParams, Msg: "statement has %d values, MariaDB and MySQL accept at most %d"},
 	}
 	mySQL = withoutReturning(mariaDB)

@@ -42,6 +42,9 @@ func (Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
 	if p == nil {
 		return dialects.Stmt{}, fault.New(fault.Internal, "mi: nil plan")
 	}
+	if err := checkWriteOptions(p); err != nil {
+		return dialects.Stmt{}, err
+	}
 	var r renderer
 	switch p.Action {
 	case query.Read:

@@ -24,6 +24,9 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 	if p == nil {
 		return dialects.WriteResult{}, fault.New(fault.Internal, "mi: nil plan")
 	}
+	if err := checkWriteOptions(p); err != nil {
+		return dialects.WriteResult{}, err
+	}
 	if p.Action == query.Update {
 		if err := checkSet(p.Set, fault.Invalid); err != nil {
 			return dialects.WriteResult{}, err

@@ -479,6 +479,9 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 			return dialects.WriteResult{}, err
 		}
 		defer conn.Release()
+		if p.Return { // … RETURNING the affected rows
+			return s.insertChunks(ctx, conn, []dialects.Stmt{st})
+		}
 		tag, err := conn.Exec(ctx, st.SQL, st.Args...)
 		if err != nil {
 			return dialects.WriteResult{}, s.err(ctx, err)

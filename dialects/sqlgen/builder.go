@@ -42,6 +42,10 @@ type Builder struct {
 	err  error
 	s    *Syntax
 	ext  any
+	// qualify, when set, is the table whose name each column of a
+	// condition is written after (an upsert's update condition, where a
+	// bare name would be ambiguous).
+	qualify *query.Plan
 }
 
 // Init makes b, empty, write s's syntax, with ext (the dialect's own
@@ -61,6 +65,9 @@ func (b *Builder) Render(p *query.Plan) (dialects.Stmt, error) {
 		b.Read(p)
 	case query.Insert:
 		if w, ok := b.ext.(InsertWriter); ok {
+			if len(p.OnConflict) > 0 {
+				return dialects.Stmt{}, fault.New(fault.Unsupported, "upsert (on_conflict) is not supported by %s", b.s.Engine)
+			}
 			w.WriteInsert(p)
 		} else {
 			b.Insert(p)
@@ -161,6 +168,16 @@ func (b *Builder) Ident(name string) {
 	}
 	b.sb.WriteString(name[from:])
 	b.sb.WriteByte(s.QuoteClose)
+}
+
+// Col writes a column of a condition: its quoted name, after its table's
+// when conditions are qualified.
+func (b *Builder) Col(name string) {
+	if b.qualify != nil {
+		b.Table(b.qualify)
+		b.sb.WriteByte('.')
+	}
+	b.Ident(name)
 }
 
 // Table writes schema.table, or just table when the plan names no schema.
@@ -333,6 +350,10 @@ func (b *Builder) Insert(p *query.Plan) {
 	b.Str("INSERT INTO ")
 	b.Table(p)
 	if count(p.Columns, keep) == 0 && b.s.DefaultValues {
+		if len(p.OnConflict) > 0 {
+			b.Fail(fault.New(fault.Invalid, "an upsert needs the values of its conflict columns"))
+			return
+		}
 		if len(p.Rows) > 1 {
 			b.Fail(fault.New(fault.Unsupported, "inserting several rows with no column values is not supported by %s", b.s.Engine))
 			return
@@ -362,6 +383,7 @@ func (b *Builder) Insert(p *query.Plan) {
 		b.List(count(p.Columns, keep), func(k int) { b.Value(row[at(keep, k)]) })
 		b.Str(")")
 	}
+	b.upsert(p)
 	b.Str(b.s.Returning)
 }
 
@@ -433,6 +455,7 @@ func (b *Builder) Update(p *query.Plan) {
 		}
 	})
 	b.filter(p.Where)
+	b.returning(p)
 }
 
 // Delete writes DELETE FROM t WHERE …, or the ALTER TABLE … DELETE
@@ -441,6 +464,7 @@ func (b *Builder) Delete(p *query.Plan) {
 	b.GuardUnfiltered(p)
 	b.target(p, "DELETE FROM ", "", " DELETE")
 	b.filter(p.Where)
+	b.returning(p)
 }
 
 // target writes the table an update or delete acts on, between before and

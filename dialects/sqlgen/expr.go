@@ -146,7 +146,7 @@ func (b *Builder) cond(c *query.Cond, neg bool) {
 	}
 	if sym, ok := comparisons[c.Op]; ok {
 		if b.Need(c, 1) {
-			b.Ident(c.Column)
+			b.Col(c.Column)
 			b.Str(sym)
 			b.Arg(c.Args[0])
 		}
@@ -155,7 +155,7 @@ func (b *Builder) cond(c *query.Cond, neg bool) {
 	switch c.Op {
 	case query.IsNull, query.IsNotNull:
 		if b.Need(c, 0) {
-			b.Ident(c.Column)
+			b.Col(c.Column)
 			if c.Op == query.IsNull {
 				b.Str(" IS NULL")
 			} else {
@@ -174,7 +174,7 @@ func (b *Builder) cond(c *query.Cond, neg bool) {
 		b.in(c)
 	case query.Between:
 		if b.Need(c, 2) {
-			b.Ident(c.Column)
+			b.Col(c.Column)
 			b.Str(" BETWEEN ")
 			b.Arg(c.Args[0])
 			b.Str(" AND ")
@@ -189,7 +189,7 @@ func (b *Builder) cond(c *query.Cond, neg bool) {
 func (b *Builder) boolTest(c *query.Cond) {
 	isTrue := c.Op == query.IsTrue
 	if !b.s.BitBooleans {
-		b.Ident(c.Column)
+		b.Col(c.Column)
 		if isTrue {
 			b.Str(" IS TRUE")
 		} else {
@@ -202,13 +202,13 @@ func (b *Builder) boolTest(c *query.Cond) {
 	// the test two-valued like IS TRUE, and still lets an index on the
 	// column be used.
 	b.Str("(")
-	b.Ident(c.Column)
+	b.Col(c.Column)
 	if isTrue {
 		b.Str(" = 1 AND ")
 	} else {
 		b.Str(" = 0 AND ")
 	}
-	b.Ident(c.Column)
+	b.Col(c.Column)
 	b.Str(" IS NOT NULL)")
 }
 
@@ -221,14 +221,14 @@ func (b *Builder) like(c *query.Cond) {
 	}
 	if c.Op == query.ILike && b.s.ILike == "" {
 		b.Str("LOWER(")
-		b.Ident(c.Column)
+		b.Col(c.Column)
 		b.Str(") LIKE LOWER(")
 		b.Arg(pat)
 		b.Str(")")
 		b.Str(b.s.LikeTail)
 		return
 	}
-	b.Ident(c.Column)
+	b.Col(c.Column)
 	if c.Op == query.Like {
 		b.Str(" LIKE ")
 	} else {
@@ -255,7 +255,7 @@ func (b *Builder) in(c *query.Cond) {
 // InList writes c's column IN (in is true) or NOT IN the list of c's
 // values, each written by value; c has at least one value.
 func (b *Builder) InList(c *query.Cond, in bool, value func(v any)) {
-	b.Ident(c.Column)
+	b.Col(c.Column)
 	if in {
 		b.Str(" IN (")
 	} else {

@@ -85,6 +85,13 @@ type Syntax struct {
 	// Engine names the engine in errors about what it does not support.
 	Engine string
 
+	// Upsert is the engine's conflict clause (UpsertNone refuses upserts).
+	Upsert UpsertStyle
+	// WriteReturning marks an engine whose UPDATE and DELETE take a
+	// RETURNING list (query.Plan.Return); without it such a plan is
+	// refused.
+	WriteReturning bool
+
 	// Mutations writes updates and deletes as ALTER TABLE … UPDATE and
 	// ALTER TABLE … DELETE (ClickHouse). A mutation's WHERE is always
 	// written, and its condition is made never NULL (ifNull(…, 0)): a
