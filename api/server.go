@@ -58,6 +58,9 @@ type Config struct {
 	// DBAllow, when set, lists the database hosts and networks an org
 	// admin may register (403 for any other); the operator is not limited.
 	DBAllow *dialects.HostList
+	// CORSOrigins lists the origins browser applications may call from
+	// (ParseCORSOrigins); empty turns CORS off.
+	CORSOrigins []string
 }
 
 // Health and metrics endpoints of the REST listener.
@@ -104,6 +107,9 @@ func New(d Deps, cfg Config) http.Handler {
 	s := &Server{eng: eng, ver: ver, st: d.Store, key: d.SigningKey, cfg: cfg, log: cfg.Logger}
 	r := chi.NewRouter()
 	r.Use(observe.Middleware(observe.FaceREST, cfg.Metrics, cfg.Logger), observe.BodyDeadline(cfg.BodyTimeout), s.recoverer)
+	if len(cfg.CORSOrigins) > 0 {
+		r.Use(cors(cfg.CORSOrigins))
+	}
 	r.Get(LivezPath, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

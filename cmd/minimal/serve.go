@@ -19,6 +19,7 @@ import (
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/bootstrap"
 	"github.com/littlebitlabs/minimal/engine"
+	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/mcp"
 	"github.com/littlebitlabs/minimal/observe"
 	"github.com/littlebitlabs/minimal/sessions"
@@ -49,6 +50,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	metricsTenant, metricsTenantErr := metricsTenantLabelsFlag(fs)
 	auditQueue := fs.Int("audit-queue", store.DefaultAuditQueue, "audit entries queued for the store before new ones are dropped (and counted)")
 	exportRoots := exportRootFlag(fs)
+	corsOrigins := fs.String("cors-origins", os.Getenv(envCORSOrigins), "origins browser applications may call the REST API from: comma-separated scheme://host[:port], or * for any (env "+envCORSOrigins+"; empty: CORS off)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -79,6 +81,10 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	allow, err := dbAllow()
 	if err != nil {
 		return err
+	}
+	origins, err := api.ParseCORSOrigins(*corsOrigins)
+	if err != nil {
+		return usagef("serve: --cors-origins (env %s): %s", envCORSOrigins, fault.As(err).Message)
 	}
 	// Records logged with a request's context carry its request id.
 	log, err := logger()
@@ -163,7 +169,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 
 	srv := &http.Server{
 		Handler: api.New(api.Deps{Engine: eng, Verifier: ver, Store: st, SigningKey: key},
-			api.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, BodyTimeout: *bodyTimeout, Logger: log, Metrics: metrics, MetricsTenantLabels: *metricsTenant, Limiter: limiter, DBAllow: allow}),
+			api.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, BodyTimeout: *bodyTimeout, Logger: log, Metrics: metrics, MetricsTenantLabels: *metricsTenant, Limiter: limiter, DBAllow: allow, CORSOrigins: origins}),
 		ReadHeaderTimeout: *headerTimeout,
 		MaxHeaderBytes:    *maxHeader,
 		IdleTimeout:       2 * time.Minute,
@@ -246,6 +252,9 @@ func mcpHandler(h http.Handler, ver *auth.Verifier, m *observe.Metrics, l *obser
 	}
 	return observe.Middleware(observe.FaceMCP, m, log)(observe.RateLimit(l, identify)(h))
 }
+
+// envCORSOrigins sets the default of --cors-origins.
+const envCORSOrigins = "MINIMAL_CORS_ORIGINS"
 
 // envBodyTimeout sets the default of --body-timeout.
 const envBodyTimeout = "MINIMAL_BODY_TIMEOUT"
