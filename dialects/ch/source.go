@@ -83,11 +83,8 @@ func Open(ctx context.Context, cfg dialects.Config) (dialects.Source, error) {
 		// Whole seconds, at least one: old servers take no fraction.
 		opts.Settings["max_execution_time"] = int(math.Ceil(cfg.StatementTimeout.Seconds()))
 	}
-	if limit := cfg.StatementTimeout + dialects.TimeoutGrace; cfg.StatementTimeout > 0 && (opts.DialTimeout <= 0 || opts.DialTimeout > limit) {
-		// The driver's connecting and handshake do not watch the context:
-		// the dial timeout (30 s by default) is their only bound, which
-		// must not outlast a call's (dialects.Bound).
-		opts.DialTimeout = limit
+	if opts.DialContext == nil {
+		opts.DialContext = dialer(opts.TLS) // a handshake ends with its call
 	}
 	conn, err := clickhouse.Open(opts)
 	if err != nil {
@@ -164,7 +161,7 @@ var errBackstop = errors.New("ch: statement exceeded its time limit")
 // under the statement, the server, which may well be alive, is told to
 // kill it.
 func (s *Source) failBounded(ctx, qctx context.Context, table string, err error) error {
-	if ctx.Err() == nil && (errors.Is(context.Cause(qctx), errBackstop) || pastLimit(qctx)) {
+	if ctx.Err() == nil && errors.Is(context.Cause(qctx), errBackstop) {
 		return fault.Wrap(fault.Timeout, err, "database statement timed out")
 	}
 	mapped := s.fail(ctx, table, err)
@@ -176,20 +173,6 @@ func (s *Source) failBounded(ctx, qctx context.Context, table string, err error)
 
 // queryIDKey holds a bounded statement's query id in its context.
 type queryIDKey struct{}
-
-// limitKey holds the time a bounded statement's backstop fires, in its
-// context and the contexts derived from it.
-type limitKey struct{}
-
-// pastLimit reports whether the backstop of a bounded statement's context
-// is due. The driver's connecting and handshake do not watch the context;
-// they fail on the dial timeout, which Open caps at the same limit, as an
-// I/O timeout that may come just before the backstop's cancel: a
-// statement failing then has run out of time all the same.
-func pastLimit(qctx context.Context) bool {
-	at, ok := qctx.Value(limitKey{}).(time.Time)
-	return ok && !time.Now().Before(at)
-}
 
 // bounded derives the context a statement runs under. clickhouse-go turns a
 // context deadline into the max_execution_time setting (deadline + 5 s),
@@ -218,7 +201,6 @@ func (s *Source) bounded(ctx context.Context, limit time.Duration, settings clic
 	unwatch := context.AfterFunc(ctx, func() { kill(context.Cause(ctx)) })
 	var timer *time.Timer
 	if limit > 0 {
-		qctx = context.WithValue(qctx, limitKey{}, time.Now().Add(limit))
 		timer = time.AfterFunc(limit, func() { kill(errBackstop) })
 	}
 	set := clickhouse.Settings{}

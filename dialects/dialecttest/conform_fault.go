@@ -142,14 +142,10 @@ func (s *suite) everyCallDown(t *testing.T, src dialects.Source, why string) {
 // statement and between statements, and restores it: the cut calls are
 // Unavailable, and the same source works again once the server is back.
 func (s *suite) testOutage(t *testing.T) {
-	if s.h.Lacks.Outage != "" {
-		s.notTested(t, "the server going away and coming back", "Outage", s.h.Lacks.Outage)
+	px, cfg, ok := s.proxied(t, "the server going away and coming back")
+	if !ok {
 		return
 	}
-	px := StartProxy(t, s.h.Addr)
-	cfg := s.h.Config
-	cfg.DSN = s.h.ViaProxy(px.Addr())
-	cfg.MaxConns = 2
 	src := s.open(t, cfg)
 	itemsPlan := s.readPlan(TableItems, nil, "name")
 	if _, rows := readAll(t, src, itemsPlan); len(rows) != len(items) {
@@ -176,22 +172,7 @@ func (s *suite) testOutage(t *testing.T) {
 	s.everyCallDown(t, src, "while the server is gone")
 
 	px.Restore()
-	deadline := time.Now().Add(recoverBound)
-	tries := 0
-	for {
-		tries++
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := readErr(ctx, src, itemsPlan)
-		cancel()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the source did not recover within %v of the server's return: %v", recoverBound, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Logf("the source answered again after %d attempt(s)", tries)
+	recovers(t, src, itemsPlan)
 	ctx, cancel := ctxT()
 	defer cancel()
 	if err := src.Ping(ctx); err != nil {
@@ -218,15 +199,11 @@ const frozenBound = slowTimeout + dialects.TimeoutGrace + time.Second
 // the server's own statement timeout never comes, so the bound must be
 // the gateway's. Once thawed, the same source works again.
 func (s *suite) testFrozen(t *testing.T) {
-	if s.h.Lacks.Outage != "" {
-		s.notTested(t, "a server that stops answering", "Outage", s.h.Lacks.Outage)
+	px, cfg, ok := s.proxied(t, "a server that stops answering")
+	if !ok {
 		return
 	}
-	px := StartProxy(t, s.h.Addr)
-	cfg := s.h.Config
-	cfg.DSN = s.h.ViaProxy(px.Addr())
 	cfg.StatementTimeout = slowTimeout
-	cfg.MaxConns = 2
 	src := s.open(t, cfg)
 	itemsPlan := s.readPlan(TableItems, nil, "name")
 	readAll(t, src, itemsPlan)
@@ -276,22 +253,48 @@ func (s *suite) testFrozen(t *testing.T) {
 	}
 
 	px.Thaw()
+	recovers(t, src, itemsPlan)
+	if n := s.count(t, TableWrites, cond("name", query.Eq, "frozen")); n > 1 {
+		t.Errorf("a write that timed out on a frozen server left %d rows, want at most 1", n)
+	}
+}
+
+// proxied starts a proxy to the harness's server and returns it with the
+// harness's config routed through it, on a pool of 2; under Lacks.Outage it
+// logs that what is not tested and returns false.
+func (s *suite) proxied(t *testing.T, what string) (*Proxy, dialects.Config, bool) {
+	t.Helper()
+	if s.h.Lacks.Outage != "" {
+		s.notTested(t, what, "Outage", s.h.Lacks.Outage)
+		return nil, dialects.Config{}, false
+	}
+	px := StartProxy(t, s.h.Addr)
+	cfg := s.h.Config
+	cfg.DSN = s.h.ViaProxy(px.Addr())
+	cfg.MaxConns = 2
+	return px, cfg, true
+}
+
+// recovers waits until src reads p again, which it must within
+// recoverBound of the server's return.
+func recovers(t *testing.T, src dialects.Source, p *query.Plan) {
+	t.Helper()
 	deadline := time.Now().Add(recoverBound)
+	tries := 0
 	for {
+		tries++
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := readErr(ctx, src, itemsPlan)
+		err := readErr(ctx, src, p)
 		cancel()
 		if err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the source did not recover within %v of the server answering again: %v", recoverBound, err)
+			t.Fatalf("the source did not recover within %v of the server's return: %v", recoverBound, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if n := s.count(t, TableWrites, cond("name", query.Eq, "frozen")); n > 1 {
-		t.Errorf("a write that timed out on a frozen server left %d rows, want at most 1", n)
-	}
+	t.Logf("the source answered again after %d attempt(s)", tries)
 }
 
 // testUnreachable opens a source on an address where nothing listens.

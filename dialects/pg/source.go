@@ -87,14 +87,27 @@ func (s *Source) Dialect() dialects.Dialect { return Dialect{} }
 
 // Ping checks that a connection can be had and answers.
 func (s *Source) Ping(ctx context.Context) error {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	conn, err := s.acquire(ctx)
+	ctx, conn, done, err := s.acquireBound(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
+	defer done()
 	return s.err(ctx, conn.Ping(ctx))
+}
+
+// acquireBound bounds a call (bound) and takes a connection for it; done
+// releases both.
+func (s *Source) acquireBound(ctx context.Context) (context.Context, *pgxpool.Conn, func(), error) {
+	ctx, cancel := s.bound(ctx)
+	conn, err := s.acquire(ctx)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return ctx, conn, func() {
+		conn.Release()
+		cancel()
+	}, nil
 }
 
 // acquire takes a connection from the pool, waiting at most the acquire
@@ -212,13 +225,11 @@ ORDER BY c.relname, a.attnum`
 
 // Tables introspects the schema from pg_catalog.
 func (s *Source) Tables(ctx context.Context) ([]dialects.Table, error) {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	conn, err := s.acquire(ctx)
+	ctx, conn, done, err := s.acquireBound(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Release()
+	defer done()
 	rows, err := conn.Query(ctx, tablesSQL, s.schema)
 	if err != nil {
 		return nil, s.err(ctx, err)
@@ -302,24 +313,18 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := s.bound(ctx)
-	conn, err := s.acquire(ctx)
+	ctx, conn, done, err := s.acquireBound(ctx)
 	if err != nil {
-		cancel()
 		return nil, err
 	}
 	r, err := s.query(ctx, conn, st)
 	if err != nil {
-		conn.Release()
-		cancel()
+		done()
 		return nil, err
 	}
 	// The deadline covers reading the rows; the connection goes back when
 	// they close.
-	r.release = func() {
-		conn.Release()
-		cancel()
-	}
+	r.release = done
 	return r, nil
 }
 
@@ -590,13 +595,11 @@ func (s *Source) CheckValues(ctx context.Context, t *dialects.Table, tests []dia
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	conn, err := s.acquire(ctx)
+	ctx, conn, done, err := s.acquireBound(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Release()
+	defer done()
 	rs, err := conn.Query(ctx, st.SQL, st.Args...)
 	if err != nil {
 		return nil, s.err(ctx, err)
