@@ -2,8 +2,9 @@
 // both faces: the Prometheus registry of the gateway (Metrics), the HTTP
 // middleware that gives every request an id, a log line and its series
 // (Middleware), a slog handler that adds the request id to every record
-// logged with the request's context (LogHandler), and the per-identity
-// token-bucket rate limit (Limiter).
+// logged with the request's context (LogHandler), the per-identity
+// token-bucket rate limit (Limiter), and the deadline on request bodies
+// (BodyDeadline).
 //
 // Request ids travel in the context under chi's middleware.RequestIDKey,
 // so middleware.GetReqID and RequestID read the same value on both faces.
