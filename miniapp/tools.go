@@ -28,6 +28,8 @@ type Tool struct {
 	// for the tool to be listed (0: always listed).
 	Action query.Action
 	run    func(s *Service, ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error)
+	// finished: InputSchema and Description are as listed (wire.go).
+	finished bool
 }
 
 // Outcome is a tool call's answer in the contract's shapes.
@@ -179,11 +181,11 @@ func compact(v any) (string, error) {
 }
 
 // Tools returns the tool set, in the contract's order.
-func (s *Service) Tools() []*Tool { return toolSet }
+func (s *Service) Tools() []*Tool { return finishedTools() }
 
 // Lookup returns the named tool.
 func Lookup(name string) *Tool {
-	for _, t := range toolSet {
+	for _, t := range finishedTools() {
 		if t.Name == name {
 			return t
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -397,6 +398,7 @@ var replayScenarios = []replayScenario{
 				t.Errorf("%s: inputSchema has a schema property: %v", n, props["schema"])
 			}
 		}
+		replayToolSchemas(t, tools)
 	}},
 	{"annotations", func(t *testing.T, e *replayEnv) {
 		tools := e.toolList(t)
@@ -1391,4 +1393,91 @@ func replayResources(t *testing.T, c replayConn) []string {
 		names = append(names, r.Name)
 	}
 	return names
+}
+
+// replayToolSchemas checks the input schemas and descriptions of the tool
+// list as mini-app-mcp publishes them: optional arguments accept null, the
+// structured arguments are tagged variants, order_by items need field and
+// direction, view_range is two items, and each description names its table
+// argument and its error codes.
+func replayToolSchemas(t *testing.T, tools map[string]map[string]any) {
+	t.Helper()
+	prop := func(tool, name string) map[string]any {
+		props, _ := tools[tool]["inputSchema"].(map[string]any)["properties"].(map[string]any)
+		p, _ := props[name].(map[string]any)
+		if p == nil {
+			t.Fatalf("%s: no property %s", tool, name)
+		}
+		return p
+	}
+	types := func(p map[string]any) []any {
+		ts, _ := p["type"].([]any)
+		return ts
+	}
+	// Optional arguments also accept null; required ones do not.
+	for _, c := range [][2]string{{"list", "limit"}, {"list", "table"}, {"get", "fields"}, {"update", "mode"}, {"alias_run", "params"}, {"data_snapshot", "scope"}} {
+		if !slices.Contains(types(prop(c[0], c[1])), "null") {
+			t.Errorf("%s.%s does not accept null: %v", c[0], c[1], prop(c[0], c[1]))
+		}
+	}
+	if prop("get", "id")["type"] != "string" {
+		t.Errorf("get.id: %v", prop("get", "id"))
+	}
+	// Tagged variants: the discriminators of each structured argument.
+	consts := func(p map[string]any, key string) []string {
+		var out []string
+		variants, _ := p["oneOf"].([]any)
+		for _, v := range variants {
+			vp, _ := v.(map[string]any)["properties"].(map[string]any)
+			d, _ := vp[key].(map[string]any)
+			if c, ok := d["const"].(string); ok {
+				out = append(out, c)
+			}
+			enum, _ := d["enum"].([]any)
+			for _, e := range enum {
+				out = append(out, e.(string))
+			}
+		}
+		return out
+	}
+	defs, _ := tools["list"]["inputSchema"].(map[string]any)["$defs"].(map[string]any)
+	lf, _ := defs["ListFilter"].(map[string]any)
+	for _, c := range []struct {
+		got  []string
+		want string
+	}{
+		{consts(lf, "type"), "eq,in,like,array_contains,array_not_contains,or,and"},
+		{consts(prop("get", "fields"), "mode"), "all,list"},
+		{consts(prop("query_aggregate", "sources"), "kind"), "single,multi,pattern"},
+		{consts(prop("query_aggregate", "aggregator"), "kind"), "count,sum,avg,min,max,group_by"},
+		{consts(prop("row_materialize", "selector"), "type"), "by_id,by_filter"},
+		{consts(prop("schema_batch", "ops")["items"].(map[string]any), "op"), "query,schema_create,schema_update,schema_delete,replace"},
+	} {
+		if strings.Join(c.got, ",") != c.want {
+			t.Errorf("variants %v, want %s", c.got, c.want)
+		}
+	}
+	if ref := prop("list", "filter")["oneOf"].([]any)[1].(map[string]any)["$ref"]; ref != "#/$defs/ListFilter" {
+		t.Errorf("list.filter: %v", prop("list", "filter"))
+	}
+	for _, tool := range []string{"list", "alias_create", "alias_run"} {
+		items, _ := prop(tool, "order_by")["items"].(map[string]any)
+		dir, _ := items["properties"].(map[string]any)["direction"].(map[string]any)
+		if !reflect.DeepEqual(items["required"], []any{"field", "direction"}) || !reflect.DeepEqual(dir["enum"], []any{"asc", "desc"}) {
+			t.Errorf("%s.order_by items: %v", tool, items)
+		}
+	}
+	for _, tool := range []string{"content_view", "content_replace"} {
+		if p := prop(tool, "view_range"); p["minItems"] != float64(2) || p["maxItems"] != float64(2) {
+			t.Errorf("%s.view_range: %v", tool, p)
+		}
+	}
+	for _, c := range []struct{ tool, want string }{
+		{"get", "AMBIGUOUS_ID"}, {"list", "TABLE_REQUIRED"}, {"info", "legacy single-table mode"}, {"alias_run", "ALIAS_NOT_FOUND"},
+		{"content_replace", "STRING_NOT_FOUND"}, {"content_insert", "OUT_OF_RANGE"}, {"schema_batch", "BATCH_ABORTED"}, {"create", "table argument"},
+	} {
+		if d, _ := tools[c.tool]["description"].(string); !strings.Contains(d, c.want) {
+			t.Errorf("%s description lacks %q: %s", c.tool, c.want, d)
+		}
+	}
 }
