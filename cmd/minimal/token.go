@@ -29,7 +29,7 @@ func tokenMint(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	identity := fs.String("identity", "", "identity name (required)")
 	roles := fs.String("roles", "", "comma-separated roles, a subset of the identity's (default: all it holds)")
 	keyType := fs.String("key-type", "", "CRUD mask, at most the identity's (default: the identity's)")
-	ttl := fs.String("ttl", auth.DefaultTTL.String(), "token lifetime: a duration (90m, 720h) or days (30d); at most "+fmt.Sprint(auth.MaxTTL.Hours()/24)+"d")
+	ttl := fs.String("ttl", fmt.Sprintf("%gh", auth.DefaultTTL.Hours()), "token lifetime: a duration (90m, 720h) or days (30d); at most "+fmt.Sprint(auth.MaxTTL.Hours()/24)+"d")
 	asJSON := fs.Bool("json", false, "print token, jti, identity, roles, key_type and expires_at as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
