@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/littlebitlabs/minimal/custom"
@@ -18,8 +19,10 @@ const callAPIName = "call_api"
 // /minimal/api/rest/custom/v1/{org}/{project}/{uri}?version=N, with the
 // same answers and refusals (engine.CallAPI does the work for both).
 var callAPITool = &tool{
-	name: callAPIName, session: true, destructive: true,
-	desc: `Call a custom API of your project (meta_list_custom_apis lists those you may call, with their parameters). A read returns {"data": [rows]}, a write {"rows_affected": n}.`,
+	name: callAPIName, session: true, destructive: true, customAPIs: true,
+	brief:  "Call a custom API.",
+	output: json.RawMessage(`{"type":"object","properties":{"data":{"type":"array"},"rows_affected":{"type":"integer"}},"anyOf":[{"required":["data"]},{"required":["rows_affected"]}]}`),
+	desc:   `Call a custom API of your project (meta_list_custom_apis lists those you may call, with their parameters). A read returns {"data": [rows]}, a write {"rows_affected": n}.`,
 	params: []param{
 		{name: "uri", kind: kString, required: true, desc: `The API's uri, e.g. "employees/by-department".`},
 		{name: "method", kind: kString, required: true, desc: "GET, POST, PUT or DELETE, as the API is defined."},
@@ -32,7 +35,9 @@ var callAPITool = &tool{
 
 // listCustomAPIsTool lists the custom APIs the caller may call.
 var listCustomAPIsTool = &tool{
-	name: "meta_list_custom_apis", session: true, readOnly: true,
+	name: "meta_list_custom_apis", session: true, readOnly: true, customAPIs: true,
+	brief:   "Your custom APIs.",
+	output:  outputList("apis"),
 	desc:    "List the custom APIs you may call with call_api: uri, method, version, mode (read or write), description and typed parameters.",
 	example: `{}`,
 	run:     (*Server).listCustomAPIs,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -427,10 +428,25 @@ func TestCustomAPIListing(t *testing.T) {
 		if _, ok := listed.structured["apis"]; !ok {
 			t.Errorf("%s: structuredContent %v", who, listed.structured)
 		}
-		help := f.tool(tok, "", "help", map[string]any{"tool": "call_api"}).ok(t).object(t)
-		apis, ok := help["custom_apis"].([]any)
-		if !ok || keys(apis) != want {
-			t.Errorf("%s: help on call_api lists %v", who, help["custom_apis"])
+		// The custom API tools are listed, and help describes call_api,
+		// only to a caller who may call one.
+		var names []string
+		for _, x := range f.call(tok, "", "tools/list", nil).json(t)["result"].(map[string]any)["tools"].([]any) {
+			names = append(names, x.(map[string]any)["name"].(string))
+		}
+		if slices.Contains(names, "call_api") != (want != "") || slices.Contains(names, "meta_list_custom_apis") != (want != "") {
+			t.Errorf("%s: tools/list %v", who, names)
+		}
+		if want == "" {
+			if code, _ := f.tool(tok, "", "help", map[string]any{"tool": "call_api"}).refusal(t); code != "NOT_FOUND" {
+				t.Errorf("%s: help on call_api: %s", who, code)
+			}
+		} else {
+			help := f.tool(tok, "", "help", map[string]any{"tool": "call_api"}).ok(t).object(t)
+			apis, ok := help["custom_apis"].([]any)
+			if !ok || keys(apis) != want {
+				t.Errorf("%s: help on call_api lists %v", who, help["custom_apis"])
+			}
 		}
 		r := f.restDo("GET", "/minimal/api/rest/custom/v1/demo/demo", tok, nil)
 		var rest struct{ Data []any }

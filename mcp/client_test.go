@@ -50,7 +50,7 @@ func TestMCPGoClient(t *testing.T) {
 				t.Fatalf("negotiated %s (%s), server %v", init.ProtocolVersion, cl.ProtocolVersion(), init.ServerInfo)
 			}
 			tools, err := cl.ListTools(ctx, mcpgo.ListToolsRequest{})
-			if err != nil || len(tools.Tools) != 34 { // 11 table tools, call_api, meta_list_custom_apis, 21 mini-app tools (not reload)
+			if err != nil || len(tools.Tools) != 32 { // 11 table tools, 21 mini-app tools (not reload; no custom API to call)
 				t.Fatalf("tools/list: %v, %d tools", err, len(tools.Tools))
 			}
 

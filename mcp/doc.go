@@ -24,10 +24,16 @@
 // Mcp-Session-Id that initialize issued and start_ai_session bound
 // (transport.go); JSON-RPC rules mcp-go leaves out are in jsonrpc.go.
 //
+// tools/list shows a caller only the tools it could succeed with
+// (engine.Could), each compact, help {tool} giving the whole entry
+// (listing.go); every tool declares an output schema its structured
+// content validates against (mini-app tools whose answers take one shape).
+//
 // Refusals take three shapes: the credential layer answers HTTP errors, an
 // unknown tool is a JSON-RPC error (-32602), and everything the caller can
 // fix (validation, permission, not found, session rules) is a normal result
-// with isError true and {"code","message"} as its text.
+// with isError true and {"code","message"} as its text, and no structured
+// content.
 //
 // mcp imports engine, sessions, auth, query, store, fault, dialects and
 // wire; never api.

@@ -93,7 +93,7 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	}
 	if err != nil {
 		buf.Reset()
-		encodeRPCError(buf, id, rpcCode(err), err.Error())
+		encodeRPCError(buf, id, err)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
@@ -223,7 +223,11 @@ func (s *Server) encodeReply(buf *bytes.Buffer, id []byte, r reply) {
 	buf.WriteString(`{"type":"text","text":`)
 	writeString(buf, r.text)
 	buf.WriteByte('}')
-	closeResult(buf, r.isError, r.text, r.key)
+	if r.isError {
+		closeResult(buf, true, nil, "") // a refusal has no structured content (reply.result)
+		return
+	}
+	closeResult(buf, false, r.text, r.key)
 }
 
 // openResult writes a response up to the first content block.
@@ -266,14 +270,18 @@ func closeResult(buf *bytes.Buffer, isError bool, structured []byte, key string)
 }
 
 // encodeRPCError writes the JSON-RPC error answered for a handler that
-// returned an error: code (rpcCode) with the error's text.
-func encodeRPCError(buf *bytes.Buffer, id []byte, code int, msg string) {
+// returned err: its code (rpcCode), its text and its data (rpcData).
+func encodeRPCError(buf *bytes.Buffer, id []byte, err error) {
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(id)
 	buf.WriteString(`,"error":{"code":`)
-	buf.WriteString(strconv.Itoa(code))
+	buf.WriteString(strconv.Itoa(rpcCode(err)))
 	buf.WriteString(`,"message":`)
-	writeString(buf, msg)
+	writeString(buf, err.Error())
+	if data := rpcData(err); data != nil {
+		buf.WriteString(`,"data":`)
+		buf.Write(data)
+	}
 	buf.WriteString("}}\n")
 }
 

@@ -72,17 +72,22 @@ type reply struct {
 // free hands the reply's buffer back; text is not to be read after.
 func (r reply) free() { putBuffer(r.buf) }
 
-// result is the reply as an mcp-go result, holding copies of the text.
+// result is the reply as an mcp-go result, holding copies of the text. A
+// refusal has no structured content: what a tool's output schema describes
+// is its answer, and a client checks structured content against it.
 func (r reply) result() *mcpgo.CallToolResult {
-	structured := json.RawMessage(bytes.Clone(r.text))
-	if r.key != "" {
-		structured = json.RawMessage(`{"` + r.key + `":` + string(r.text) + `}`)
+	res := &mcpgo.CallToolResult{
+		Content: []mcpgo.Content{mcpgo.TextContent{Type: mcpgo.ContentTypeText, Text: string(r.text)}},
+		IsError: r.isError,
 	}
-	return &mcpgo.CallToolResult{
-		Content:           []mcpgo.Content{mcpgo.TextContent{Type: mcpgo.ContentTypeText, Text: string(r.text)}},
-		StructuredContent: structured,
-		IsError:           r.isError,
+	switch {
+	case r.isError:
+	case r.key != "":
+		res.StructuredContent = json.RawMessage(`{"` + r.key + `":` + string(r.text) + `}`)
+	default:
+		res.StructuredContent = json.RawMessage(bytes.Clone(r.text))
 	}
+	return res
 }
 
 // journalFailed logs an outcome the journal could not record.

@@ -181,7 +181,7 @@ func TestHandshakeVersions(t *testing.T) {
 			}
 			r = g.post(h, rpcBody("tools/list", map[string]any{}))
 			tools := r.json(t)["result"].(map[string]any)["tools"].([]any)
-			if len(tools) != 34 { // 11 table tools, call_api, meta_list_custom_apis, 21 mini-app tools (not reload)
+			if len(tools) != 32 { // 11 table tools, 21 mini-app tools (not reload; no custom API to call)
 				t.Fatalf("tools/list: %d tools: %s", len(tools), r.raw)
 			}
 			r = g.post(h, rpcBody("tools/call", map[string]any{"name": "start_ai_session", "arguments": map[string]any{"name": "n", "context": "c"}}))

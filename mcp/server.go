@@ -175,16 +175,22 @@ func (s *Server) build(stdio bool) (*mcpserver.MCPServer, *roads) {
 			}
 		}
 	})
-	// tools/list shows what the caller can use: its key_type and roles allow
-	// the tool's action on at least one table. Calls are not filtered: a
-	// tool ruled out is refused by the permission pipeline, with the same
-	// message as on REST.
+	// tools/list shows what the caller could succeed with (listing.go).
+	// Calls are not filtered: a tool ruled out is refused by the permission
+	// pipeline, with the same message as on REST.
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcpgo.ListToolsRequest, res *mcpgo.ListToolsResult) {
-		p, err := s.principal(ctx)
 		kept := make([]mcpgo.Tool, 0, len(res.Tools)) // never nil: "tools" must be an array
-		for _, def := range res.Tools {
-			if t := lookup(tools, def.Name); (err == nil && t != nil && t.usableBy(s.eng, p)) || s.miniAppListed(ctx, def.Name) {
-				kept = append(kept, def)
+		if p, err := s.principal(ctx); err == nil {
+			o := s.offerFor(ctx, p)
+			for _, def := range res.Tools {
+				switch t := lookup(tools, def.Name); {
+				case t != nil && o.tool(t):
+					kept = append(kept, def)
+				case t == nil && s.miniAppListed(o, def.Name) && !s.dropIn:
+					kept = append(kept, o.miniAppDef(def))
+				case t == nil && s.miniAppListed(o, def.Name):
+					kept = append(kept, def)
+				}
 			}
 		}
 		res.Tools = kept

@@ -11,8 +11,8 @@ import (
 
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/custom"
-	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/miniapp"
 	"github.com/littlebitlabs/minimal/query"
 	"github.com/littlebitlabs/minimal/store"
 )
@@ -20,12 +20,22 @@ import (
 // tool is one entry of the catalog.
 type tool struct {
 	name string
-	desc string
+	// brief is the one-line description tools/list shows; desc is the
+	// whole one, which help gives.
+	brief string
+	desc  string
+	// output is the JSON Schema of the tool's structured result (an array
+	// result appears wrapped under its key, since structuredContent is an
+	// object).
+	output json.RawMessage
 	// params are the whole input: schema and strict decoding come from them.
 	params []param
 	// action is what the caller's key_type must allow for the tool to be
 	// listed (0: listed for every caller).
 	action query.Action
+	// customAPIs: the tool is listed only to a caller who may call a
+	// custom API of its project.
+	customAPIs bool
 	// session: the call needs a live session and is journaled.
 	session bool
 	// sessionControl marks start_ai_session and end_ai_session, which a
@@ -60,21 +70,36 @@ type answer struct {
 	buf *bytes.Buffer
 }
 
-// usableBy reports whether the caller's key_type and roles allow the tool's
-// action on at least one table.
-func (t *tool) usableBy(e *engine.Engine, p *auth.Principal) bool {
-	return t.action == 0 || e.CanAnywhere(p, t.action)
-}
-
+// definition is the tool as tools/list shows it (listing.go).
 func (t *tool) definition() mcpgo.Tool {
-	def := mcpgo.NewToolWithRawSchema(t.name, t.desc, schema(t.params))
-	def.Annotations = mcpgo.ToolAnnotation{
-		ReadOnlyHint:    mcpgo.ToBoolPtr(t.readOnly),
-		DestructiveHint: mcpgo.ToBoolPtr(t.destructive),
-		OpenWorldHint:   mcpgo.ToBoolPtr(false),
-	}
+	def := mcpgo.NewToolWithRawSchema(t.name, t.brief, listedSchema(schema(t.params)))
+	def.RawOutputSchema = t.output
+	def.Annotations = annotations(t.readOnly, t.destructive, false)
 	return def
 }
+
+// outputObject is the output schema of an object result: props (JSON
+// Schema properties, as JSON text) and the required ones.
+func outputObject(props string, required ...string) json.RawMessage {
+	req := ""
+	if len(required) > 0 {
+		b, _ := json.Marshal(required)
+		req = `,"required":` + string(b)
+	}
+	return json.RawMessage(`{"type":"object","properties":{` + props + `}` + req + `}`)
+}
+
+// outputList is the output schema of an array result of objects,
+// wrapped under key.
+func outputList(key string) json.RawMessage {
+	return outputObject(`"`+key+`":{"type":"array"}`, key)
+}
+
+// The output schemas several tools share.
+var (
+	outRowsAffected = outputObject(`"rows_affected":{"type":"integer"}`, "rows_affected")
+	outInserted     = outputObject(`"rows_affected":{"type":"integer"},"data":{"type":"array"}`, "rows_affected")
+)
 
 func lookup(tools []*tool, name string) *tool {
 	for _, t := range tools {
@@ -99,7 +124,9 @@ var (
 var catalog = []*tool{
 	{
 		name: "start_ai_session", sessionControl: true,
-		desc: "Start an AI session. Returns session_id and expires_at; later calls run in it (your MCP session carries it, or pass it as the session_id argument). It expires after a while without calls.",
+		brief:  "Start an AI session for your calls.",
+		desc:   "Start an AI session. Returns session_id and expires_at; later calls run in it (your MCP session carries it, or pass it as the session_id argument). It expires after a while without calls.",
+		output: outputObject(`"session_id":{"type":"string"}`, "session_id"),
 		params: []param{
 			{name: "name", kind: kString, required: true, desc: `Short name of the work, e.g. "weekly sales report".`},
 			{name: "context", kind: kString, required: true, desc: "What the session is for, in a sentence or two."},
@@ -109,39 +136,51 @@ var catalog = []*tool{
 	},
 	{
 		name: "end_ai_session", session: true, sessionControl: true,
+		brief:   "End the AI session.",
 		desc:    "End the current AI session; later calls in it are refused.",
+		output:  outputObject(`"ended_at":{"type":["string","null"]}`, "ended_at"),
 		example: `{}`,
 		run:     (*Server).endSession,
 	},
 	{
 		name: "help", readOnly: true,
-		desc:    "Without arguments: the tools you can use, with their descriptions. With tool: that tool's full entry (description, input schema, example arguments).",
+		brief:   "Your tools; with tool, its full entry.",
+		desc:    "Without arguments: the tools you can use, with their descriptions. With tool: that tool's full entry (description, input schema with every argument described, output schema, example arguments).",
+		output:  outputObject(`"tools":{"type":"array"},"input_schema":{"type":"object"}`),
 		params:  []param{{name: "tool", kind: kString, desc: "Name of one tool."}},
 		example: `{"tool": "auto_read_rows"}`,
 		run:     (*Server).help,
 	},
 	{
 		name: "ping", session: true, readOnly: true,
+		brief:   "Your identity, roles and session.",
 		desc:    "Check the access token and the session: returns your identity, roles and key_type, and when the session expires.",
+		output:  outputObject(`"identity":{"type":"string"},"roles":{"type":"array"}`, "identity", "roles"),
 		example: `{}`,
 		run:     (*Server).ping,
 	},
 	{
 		name: "meta_list_databases", session: true, readOnly: true,
+		brief:   "Your project's databases.",
 		desc:    "List the databases of your project as [{type, schema}].",
+		output:  outputList("databases"),
 		example: `{}`,
 		run:     (*Server).listDatabases,
 	},
 	{
 		name: "meta_list_tables", session: true, readOnly: true,
+		brief:   "A database's tables.",
 		desc:    "List the tables of one database that you may see, as [{type, schema, table}].",
+		output:  outputList("tables"),
 		params:  []param{pType, pSchema},
 		example: `{"type": "mi", "schema": "app"}`,
 		run:     (*Server).listTables,
 	},
 	{
 		name: "meta_describe_table", session: true, readOnly: true,
+		brief:   "A table's columns.",
 		desc:    "Describe a table: the columns you may see, each with its database type, kind, nullability, primary key and default.",
+		output:  outputObject(`"columns":{"type":"array"}`, "columns"),
 		params:  []param{pType, pSchema, pTable},
 		example: `{"type": "mi", "schema": "app", "table": "notes"}`,
 		run:     (*Server).describeTable,
@@ -149,7 +188,9 @@ var catalog = []*tool{
 	listCustomAPIsTool,
 	{
 		name: "auto_read_rows", session: true, readOnly: true, action: query.Read,
-		desc: `Read one page of a table's rows. query holds REST parameters: oy orders ("id.as", "name.ds"), fc picks columns ("id,name"), every other key filters (column: "op.value"). Without oy the order is the database's. Returns {"data": [rows], "page": {"number", "size"}}.`,
+		brief:  "Read a page of rows; query: {col: \"op.value\", oy, fc}.",
+		output: outputObject(`"data":{"type":"array"},"page":{"type":"object"}`, "data", "page"),
+		desc:   `Read one page of a table's rows. query holds REST parameters: oy orders ("id.as", "name.ds"), fc picks columns ("id,name"), every other key filters (column: "op.value"). Without oy the order is the database's. Returns {"data": [rows], "page": {"number", "size"}}.`,
 		params: []param{pType, pSchema, pTable,
 			{name: "page_size", kind: kInteger, required: true, min: 1, desc: "Rows per page, at least 1, at most the server's limit."},
 			{name: "page_number", kind: kInteger, required: true, min: 0, desc: "Page to read, from 0."},
@@ -160,7 +201,9 @@ var catalog = []*tool{
 	},
 	{
 		name: "auto_insert_rows", session: true, action: query.Insert,
-		desc: "Insert rows into a table, all or none. Send null for a column the database fills itself (an id). Returns rows_affected and the inserted rows.",
+		brief:  "Insert rows.",
+		output: outInserted,
+		desc:   "Insert rows into a table, all or none. Send null for a column the database fills itself (an id). Returns rows_affected and the inserted rows.",
 		params: []param{pType, pSchema, pTable,
 			{name: "rows", kind: kRows, required: true, desc: `Rows to insert, each an object of column to value: [{"title": "Hello", "id": null}].`},
 		},
@@ -168,8 +211,10 @@ var catalog = []*tool{
 		run:     (*Server).insertRows,
 	},
 	{
-		name: "auto_update_rows", session: true, action: query.Update,
-		desc: "Set new values on the rows query selects; a filter is required unless all is true. Returns rows_affected.",
+		name: "auto_update_rows", session: true, destructive: true, action: query.Update,
+		brief:  "Update the rows query selects.",
+		output: outRowsAffected,
+		desc:   "Set new values on the rows query selects; a filter is required unless all is true. Returns rows_affected.",
 		params: []param{pType, pSchema, pTable, pFilter,
 			{name: "values", kind: kObject, required: true, desc: `New values, column to value: {"title": "Renamed"}.`},
 			pAll,
@@ -179,6 +224,8 @@ var catalog = []*tool{
 	},
 	{
 		name: "auto_delete_rows", session: true, destructive: true, action: query.Delete,
+		brief:   "Delete the rows query selects.",
+		output:  outRowsAffected,
 		desc:    "Delete the rows query selects; a filter is required unless all is true. There is no undo. Returns rows_affected.",
 		params:  []param{pType, pSchema, pTable, pFilter, pAll},
 		example: `{"type": "mi", "schema": "app", "table": "notes", "query": {"title": "eq.Call Ada"}}`,
@@ -218,9 +265,26 @@ func (s *Server) endSession(ctx context.Context, c *call) (answer, error) {
 }
 
 func (s *Server) help(ctx context.Context, c *call) (answer, error) {
+	o := s.offerFor(ctx, c.p)
+	// The HTTP face's tools take session_id; stdio's do not (nor do they
+	// offer start_ai_session).
+	sessionArg := lookup(c.tools, "start_ai_session") != nil
 	if name := c.args.str("tool"); name != "" {
+		type entry struct {
+			Name            string          `json:"name"`
+			Description     string          `json:"description"`
+			SessionRequired bool            `json:"session_required"`
+			InputSchema     json.RawMessage `json:"input_schema"`
+			OutputSchema    json.RawMessage `json:"output_schema,omitempty"`
+			Example         json.RawMessage `json:"example,omitempty"`
+			CustomAPIs      *[]custom.Info  `json:"custom_apis,omitempty"`
+		}
+		if mt := miniapp.Lookup(name); mt != nil && !s.dropIn && s.miniAppListed(o, name) {
+			return jsonAnswer(entry{Name: mt.Name, Description: mt.Description, SessionRequired: true,
+				InputSchema: s.miniAppInput(mt, sessionArg), OutputSchema: mt.OutputSchema()}, "")
+		}
 		t := lookup(c.tools, name)
-		if t == nil || !t.usableBy(s.eng, c.p) {
+		if t == nil || !o.tool(t) {
 			return answer{}, fault.New(fault.NotFound, "no tool %q for you: help without arguments lists the tools you can use", name)
 		}
 		var apis *[]custom.Info // call_api: the custom APIs the caller may call
@@ -231,14 +295,7 @@ func (s *Server) help(ctx context.Context, c *call) (answer, error) {
 			}
 			apis = &list
 		}
-		return jsonAnswer(struct {
-			Name            string          `json:"name"`
-			Description     string          `json:"description"`
-			SessionRequired bool            `json:"session_required"`
-			InputSchema     json.RawMessage `json:"input_schema"`
-			Example         json.RawMessage `json:"example"`
-			CustomAPIs      *[]custom.Info  `json:"custom_apis,omitempty"`
-		}{t.name, t.desc, t.session, schema(t.params), json.RawMessage(t.example), apis}, "")
+		return jsonAnswer(entry{t.name, t.desc, t.session, schema(t.params), t.output, json.RawMessage(t.example), apis}, "")
 	}
 	type entry struct {
 		Name        string `json:"name"`
@@ -246,8 +303,15 @@ func (s *Server) help(ctx context.Context, c *call) (answer, error) {
 	}
 	var list []entry
 	for _, t := range c.tools {
-		if t.usableBy(s.eng, c.p) {
+		if o.tool(t) {
 			list = append(list, entry{t.name, t.desc})
+		}
+	}
+	if !s.dropIn {
+		for _, mt := range s.mini.Tools() {
+			if s.miniAppListed(o, mt.Name) {
+				list = append(list, entry{mt.Name, mt.Description})
+			}
 		}
 	}
 	a, err := jsonAnswer(list, "tools")

@@ -278,15 +278,32 @@ func TestToolSchemas(t *testing.T) {
 			continue
 		}
 		names = append(names, name)
+		// The listing is compact: a short description, each argument typed
+		// (help gives the rest).
 		desc, _ := tl["description"].(string)
-		if desc == "" || len(desc) > 400 {
-			t.Errorf("%s: description of %d bytes", name, len(desc))
+		if desc == "" || len(desc) > 80 {
+			t.Errorf("%s: listed description of %d bytes", name, len(desc))
 		}
-		s := tl["inputSchema"].(map[string]any)
+		listed := tl["inputSchema"].(map[string]any)
+		for p, ps := range listed["properties"].(map[string]any) {
+			if ps.(map[string]any)["type"] == nil {
+				t.Errorf("%s.%s: listed untyped", name, p)
+			}
+		}
+		// help {tool} has the whole entry: the full description and a
+		// strict schema, every argument typed and described.
+		entry := g.tool(g.agent, sid, "help", map[string]any{"tool": name}).ok(t).object(t)
+		if full, _ := entry["description"].(string); len(full) < len(desc) || len(full) > 600 {
+			t.Errorf("%s: help description of %d bytes", name, len(full))
+		}
+		s := entry["input_schema"].(map[string]any)
 		if s["type"] != "object" || s["additionalProperties"] != false {
 			t.Errorf("%s: schema not strict: %v", name, s)
 		}
 		props := s["properties"].(map[string]any)
+		if len(props) != len(listed["properties"].(map[string]any)) {
+			t.Errorf("%s: help has arguments %v, the listing %v", name, props, listed["properties"])
+		}
 		for p, ps := range props {
 			pm := ps.(map[string]any)
 			if pm["type"] == nil || pm["description"] == nil {
@@ -298,6 +315,9 @@ func TestToolSchemas(t *testing.T) {
 				t.Errorf("%s: required %v is not a property", name, req)
 			}
 		}
+		if !slices.Equal(anyStrings(s["required"]), anyStrings(listed["required"])) {
+			t.Errorf("%s: help requires %v, the listing %v", name, s["required"], listed["required"])
+		}
 		// An unknown argument is refused, naming it, by every tool.
 		session := sid
 		code, msg := g.tool(g.agent, session, name, map[string]any{"bogus": 1}).refusal(t)
@@ -306,8 +326,7 @@ func TestToolSchemas(t *testing.T) {
 		}
 	}
 	want := []string{"start_ai_session", "end_ai_session", "help", "ping", "meta_list_databases", "meta_list_tables",
-		"meta_describe_table", "auto_read_rows", "auto_insert_rows", "auto_update_rows", "auto_delete_rows",
-		"meta_list_custom_apis", "call_api"}
+		"meta_describe_table", "auto_read_rows", "auto_insert_rows", "auto_update_rows", "auto_delete_rows"}
 	sort.Strings(want)
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v", names)
@@ -345,6 +364,16 @@ func TestToolSchemas(t *testing.T) {
 			t.Errorf("%s %v: %s %q, want mention of %q", c.tool, c.args, code, msg, c.mention)
 		}
 	}
+}
+
+// anyStrings returns a JSON array of strings as strings (nil for none).
+func anyStrings(v any) []string {
+	var out []string
+	list, _ := v.([]any)
+	for _, x := range list {
+		out = append(out, x.(string))
+	}
+	return out
 }
 
 func mergeMaps(a, b map[string]any) map[string]any {
@@ -390,8 +419,9 @@ func TestToolsListFiltering(t *testing.T) {
 		sort.Strings(mini[tok])
 		return names
 	}
-	always := []string{"end_ai_session", "help", "meta_describe_table", "meta_list_databases", "meta_list_tables", "ping", "start_ai_session",
-		"call_api", "meta_list_custom_apis"}
+	// No custom API is defined: call_api and meta_list_custom_apis are not
+	// listed (TestCustomAPIListing lists them).
+	always := []string{"end_ai_session", "help", "meta_describe_table", "meta_list_databases", "meta_list_tables", "ping", "start_ai_session"}
 	for _, c := range []struct {
 		keyType string
 		extra   []string
@@ -419,7 +449,7 @@ func TestToolsListFiltering(t *testing.T) {
 			helped = append(helped, e.(map[string]any)["name"].(string))
 		}
 		sort.Strings(helped)
-		if !slices.Equal(helped, want) {
+		if all := append(slices.Clone(want), mini[tok]...); !slices.Equal(helped, slices.Sorted(slices.Values(all))) {
 			t.Errorf("%s: help lists %v", c.keyType, helped)
 		}
 	}
