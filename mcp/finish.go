@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/littlebitlabs/minimal/miniapp"
 )
 
 // Two wire rules mcp-go's dispatcher cannot follow, applied to what it
@@ -19,11 +21,13 @@ import (
 //     it. mcp-go's CallToolResult leaves a false isError out and a handler
 //     cannot return another result type, so the member is added to the
 //     encoded result, after content where mcp-go's key order puts it.
-//   - A tool handler's error is -32603 in mcp-go; a handler that refuses
-//     its arguments in drop-in mode returns an invalidParams, answered
-//     -32602 as mini-app-mcp answers it. The OnError hook records the
-//     request ids of such errors (rpcCodes, per connection or request)
-//     and the code is put right in the encoded error.
+//   - A tool handler's error is -32603 without data in mcp-go; a handler
+//     that refuses its arguments in drop-in mode returns an invalidParams,
+//     answered -32602 as mini-app-mcp answers it, and a mini-app failure
+//     answered as a JSON-RPC error (reload, resources: miniapp.RPCError)
+//     carries mini-app-mcp's data {code, message, …}. The OnError hook
+//     records the request ids of such errors (rpcCodes, per connection or
+//     request) and the encoded error is put right.
 
 // invalidParams is a tool's refusal of its arguments answered as the
 // JSON-RPC error -32602 (drop-in mode).
@@ -40,19 +44,41 @@ func rpcCode(err error) int {
 	return mcpgo.INTERNAL_ERROR
 }
 
-// rpcCodes are the codes other than -32603 of the handler errors of one
-// connection (stdio) or request (HTTP), by the JSON text of the request id.
-type rpcCodes struct {
-	mu    sync.Mutex
-	codes map[string]int
+// rpcData is the data of the JSON-RPC error a handler's error is answered
+// with: a mini-app failure's {code, message, …extra}, else nil.
+func rpcData(err error) json.RawMessage {
+	var re *miniapp.RPCError
+	if !errors.As(err, &re) {
+		return nil
+	}
+	data := map[string]any{}
+	for k, v := range re.E.Data {
+		data[k] = v
+	}
+	data["code"], data["message"] = re.E.Code, re.E.Text
+	b, _ := json.Marshal(data)
+	return b
 }
 
-// recordCode is the OnError hook: an error of a handler with a code of its
-// own is noted for the encoded answer.
+// rpcFix is how the encoded error of one request is put right.
+type rpcFix struct {
+	code int
+	data json.RawMessage
+}
+
+// rpcCodes are the fixes of the handler errors of one connection (stdio)
+// or request (HTTP), by the JSON text of the request id.
+type rpcCodes struct {
+	mu    sync.Mutex
+	codes map[string]rpcFix
+}
+
+// recordCode is the OnError hook: an error of a handler with a code or
+// data of its own is noted for the encoded answer.
 func recordCode(ctx context.Context, id any, _ mcpgo.MCPMethod, _ any, err error) {
-	code := rpcCode(err)
+	fix := rpcFix{code: rpcCode(err), data: rpcData(err)}
 	rc := callerFrom(ctx).codes
-	if code == mcpgo.INTERNAL_ERROR || rc == nil {
+	if (fix.code == mcpgo.INTERNAL_ERROR && fix.data == nil) || rc == nil {
 		return
 	}
 	key, jerr := json.Marshal(id)
@@ -62,21 +88,21 @@ func recordCode(ctx context.Context, id any, _ mcpgo.MCPMethod, _ any, err error
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.codes == nil {
-		rc.codes = map[string]int{}
+		rc.codes = map[string]rpcFix{}
 	}
-	rc.codes[string(key)] = code
+	rc.codes[string(key)] = fix
 }
 
-// take returns and forgets the code recorded for a request id.
-func (rc *rpcCodes) take(id []byte) (int, bool) {
+// take returns and forgets the fix recorded for a request id.
+func (rc *rpcCodes) take(id []byte) (rpcFix, bool) {
 	if rc == nil {
-		return 0, false
+		return rpcFix{}, false
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	code, ok := rc.codes[string(id)]
+	fix, ok := rc.codes[string(id)]
 	delete(rc.codes, string(id))
-	return code, ok
+	return fix, ok
 }
 
 // finishBody applies the rules above to a body mcp-go wrote with content
@@ -125,8 +151,11 @@ func finishMessage(msg []byte, rc *rpcCodes) []byte {
 			} `json:"error"`
 		}
 		if json.Unmarshal(msg, &e) == nil && e.Error != nil {
-			if code, ok := rc.take(e.ID); ok && e.Error.Code == mcpgo.INTERNAL_ERROR {
-				e.Error.Code = code
+			if fix, ok := rc.take(e.ID); ok && e.Error.Code == mcpgo.INTERNAL_ERROR {
+				e.Error.Code = fix.code
+				if fix.data != nil {
+					e.Error.Data = fix.data
+				}
 				if b, err := json.Marshal(e); err == nil {
 					return b
 				}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/littlebitlabs/minimal/miniapp"
 )
 
 // TestFinishMessage: a tool result mcp-go wrote without isError gets
@@ -33,6 +35,12 @@ func TestFinishMessage(t *testing.T) {
 		if got := string(finishLine([]byte(c.in+"\n"), rc)); got != c.want+"\n" {
 			t.Errorf("finish %s\n got %s\nwant %s", c.in, got, c.want)
 		}
+	}
+	// A mini-app failure answered as a JSON-RPC error gets its data.
+	recordCode(ctx, mcpgo.NewRequestId("r"), mcpgo.MethodResourcesRead, nil, &miniapp.RPCError{E: &miniapp.Error{Code: "TABLE_NOT_FOUND", Text: "table not found: x", Data: map[string]any{"table": "x"}}})
+	if got, want := string(finishLine([]byte(`{"jsonrpc":"2.0","id":"r","error":{"code":-32603,"message":"table not found: x"}}`), rc)),
+		`{"jsonrpc":"2.0","id":"r","error":{"code":-32603,"message":"table not found: x","data":{"code":"TABLE_NOT_FOUND","message":"table not found: x","table":"x"}}}`; got != want {
+		t.Errorf("data:\n got %s\nwant %s", got, want)
 	}
 	sse := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[]}}\n\n"
 	if got := string(finishBody([]byte(sse), "text/event-stream", nil)); got != "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[],\"isError\":false}}\n\n" {

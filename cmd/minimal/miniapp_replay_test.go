@@ -1096,13 +1096,18 @@ var replayScenarios = []replayScenario{
 		if j, rerr := read(e.c, "schema://json?format=pretty&table=emo&v=2"); rerr != nil || j["mimeType"] != "application/json" || !strings.Contains(j["text"].(string), `"table": "emo"`) {
 			t.Fatalf("schema://json with several parameters: %v %v", j, rerr)
 		}
+		// A failed read is -32603 with upstream's data {code, message, …}.
 		for _, uri := range []string{"schema://json", "schema://yaml"} {
-			if _, rerr := read(e.c, uri); rerr == nil || !strings.Contains(rerr.Message, "table argument is required in multi-table mode") {
+			if _, rerr := read(e.c, uri); rerr == nil || rerr.Code != -32603 || rerr.Message != "table argument is required in multi-table mode" {
 				t.Fatalf("%s without table in multi mode: %v", uri, rerr)
+			} else {
+				jsonEq(t, uri+" data", string(rerr.Data), `{"code":"TABLE_REQUIRED","message":"table argument is required in multi-table mode"}`)
 			}
 		}
-		if _, rerr := read(e.c, "schema://json?table=nope"); rerr == nil || !strings.Contains(rerr.Message, "table not found: nope") {
+		if _, rerr := read(e.c, "schema://json?table=nope"); rerr == nil || rerr.Code != -32603 || rerr.Message != "table not found: nope" {
 			t.Fatalf("schema://json of an unknown table: %v", rerr)
+		} else {
+			jsonEq(t, "unknown table data", string(rerr.Data), `{"code":"TABLE_NOT_FOUND","message":"table not found: nope","table":"nope"}`)
 		}
 		if _, rerr := read(e.c, "nope://x"); rerr == nil || rerr.Code != -32002 {
 			t.Fatalf("unknown URI: %v", rerr)
