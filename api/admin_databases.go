@@ -78,7 +78,7 @@ func (a *admin) testFailed(r *http.Request, typ, schema, dsn string, err error) 
 	if err == nil {
 		return nil
 	}
-	a.s.log.Warn("connection test failed", "type", typ, "schema", schema,
+	a.s.log.WarnContext(r.Context(), "connection test failed", "type", typ, "schema", schema,
 		"err", dialects.Redact(err.Error(), dsn), "request_id", middleware.GetReqID(r.Context()))
 	return &fault.Error{Kind: fault.Invalid, Code: CodeConnectionTest, Message: dialects.Redact(fault.As(err).Message, dsn), Err: err}
 }

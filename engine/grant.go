@@ -75,7 +75,7 @@ func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.P
 	// column the caller cannot see. A scope naming a column the table lacks
 	// refuses the call (fail closed).
 	if err := query.Walk(ag.Scope, func(c *query.Cond) error { return coerceCond(c, tbl) }); err != nil {
-		e.log.Warn("row scope does not fit the table; refusing", "object", object, "err", err)
+		e.log.WarnContext(ctx, "row scope does not fit the table; refusing", "object", object, "err", err)
 		tr.gate("3 row scope", "refuse", "scope does not fit the table: %s", fault.As(err).Message)
 		e.refused(ctx, tr, GateScope)
 		return nil, permissions.Refusal(p.Roles)

@@ -223,7 +223,11 @@ func (s *Server) encodeReply(buf *bytes.Buffer, id []byte, r reply) {
 	buf.WriteString(`{"type":"text","text":`)
 	writeString(buf, r.text)
 	buf.WriteByte('}')
-	closeResult(buf, r.isError, r.text, r.key)
+	if r.isError {
+		closeResult(buf, true, nil, "") // a refusal has no structured content (reply.result)
+		return
+	}
+	closeResult(buf, false, r.text, r.key)
 }
 
 // openResult writes a response up to the first content block.

@@ -102,7 +102,7 @@ func (s *Server) journalFailed(tool, session string) func(error) {
 func (s *Server) run(ctx context.Context, t *tool, c *call, raw []byte) (a answer, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.log.Error("mcp tool panicked", "tool", t.name, "panic", v)
+			s.log.ErrorContext(ctx, "mcp tool panicked", "tool", t.name, "panic", v)
 			a, err = answer{}, fault.New(fault.Internal, "internal error")
 		}
 	}()

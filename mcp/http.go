@@ -66,7 +66,7 @@ func (s *Server) httpFace(path string, stdio bool, who func(*http.Request) (*cal
 func (s *Server) front(next http.Handler, rd *roads, who func(*http.Request) (*caller, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if msg := rebinding(r); msg != "" {
-			s.log.Warn("mcp request refused: DNS rebinding protection", "host", r.Host, "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
+			s.log.WarnContext(r.Context(), "mcp request refused: DNS rebinding protection", "host", r.Host, "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
 			writeHTTPError(w, http.StatusForbidden, "FORBIDDEN", msg)
 			return
 		}
@@ -121,7 +121,7 @@ func (s *Server) credential(r *http.Request) (*auth.Principal, error) {
 // answers it.
 func (s *Server) refuseHTTP(w http.ResponseWriter, r *http.Request, err error) {
 	if fault.As(err).Kind == fault.Internal {
-		s.log.Error("mcp credential layer failed", "err", err, "remote", r.RemoteAddr)
+		s.log.ErrorContext(r.Context(), "mcp credential layer failed", "err", err, "remote", r.RemoteAddr)
 	}
 	wire.WriteError(w, err, "")
 }

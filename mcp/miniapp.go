@@ -27,14 +27,35 @@ func (s *Server) miniAppOptions() []mcpserver.ServerOption {
 }
 
 // miniAppListed reports whether tools/list shows a mini-app tool to the
-// caller: its key_type and roles allow the tool's action somewhere.
-func (s *Server) miniAppListed(ctx context.Context, name string) bool {
+// caller: on the gateway, when the caller could succeed with it
+// (offer.miniApp); in drop-in mode, when its key_type and roles allow the
+// tool's action somewhere.
+func (s *Server) miniAppListed(o *offer, name string) bool {
 	t := miniapp.Lookup(name)
-	if t == nil {
+	if t == nil || !s.miniAppServed(t) {
 		return false
 	}
-	p, err := s.principal(ctx)
-	return err == nil && (t.Action == 0 || s.eng.CanAnywhere(p, t.Action))
+	if s.dropIn {
+		return t.Action == 0 || s.eng.CanAnywhere(o.p, t.Action)
+	}
+	return o.miniApp(t)
+}
+
+// miniAppServed reports whether this server offers the mini-app tool:
+// reload re-scans the mounted directories of drop-in mode only.
+func (s *Server) miniAppServed(t *miniapp.Tool) bool { return t.Name != "reload" || s.dropIn }
+
+// miniAppInput is the input schema of a mini-app tool as this server takes
+// it: with sessionArg (the HTTP face) the session_id argument too.
+func (s *Server) miniAppInput(t *miniapp.Tool, sessionArg bool) json.RawMessage {
+	in := t.InputSchema
+	if s.dropIn {
+		in = withoutParam(in, "schema") // one local control plane: the table names the database
+	}
+	if sessionArg {
+		in = withParam(in, pSession)
+	}
+	return in
 }
 
 // addMiniApp registers the mini-app tools (through add) and resources on
@@ -42,22 +63,25 @@ func (s *Server) miniAppListed(ctx context.Context, name string) bool {
 // sessionArg (the HTTP face) each tool takes the session_id argument too.
 func (s *Server) addMiniApp(srv *mcpserver.MCPServer, hooks *mcpserver.Hooks, add func(mcpgo.Tool, mcpserver.ToolHandlerFunc), sessionArg bool) {
 	for _, t := range s.mini.Tools() {
-		if t.Name == "reload" && !s.dropIn {
-			continue // it re-scans the mounted directories of drop-in mode only
+		if !s.miniAppServed(t) {
+			continue
 		}
-		in := t.InputSchema
+		in := s.miniAppInput(t, sessionArg)
+		var def mcpgo.Tool
 		if s.dropIn {
-			in = withoutParam(in, "schema") // one local control plane: the table names the database
-		}
-		if sessionArg {
-			in = withParam(in, pSession)
-		}
-		def := mcpgo.NewToolWithRawSchema(t.Name, t.Description, in)
-		def.Annotations = mcpgo.ToolAnnotation{
-			ReadOnlyHint:    mcpgo.ToBoolPtr(t.ReadOnly),
-			DestructiveHint: mcpgo.ToBoolPtr(t.Destructive),
-			IdempotentHint:  mcpgo.ToBoolPtr(t.Idempotent),
-			OpenWorldHint:   mcpgo.ToBoolPtr(false),
+			// mini-app-mcp's entry, as it lists it.
+			def = mcpgo.NewToolWithRawSchema(t.Name, t.Description, in)
+			def.Annotations = mcpgo.ToolAnnotation{
+				ReadOnlyHint:    mcpgo.ToBoolPtr(t.ReadOnly),
+				DestructiveHint: mcpgo.ToBoolPtr(t.Destructive),
+				IdempotentHint:  mcpgo.ToBoolPtr(t.Idempotent),
+				OpenWorldHint:   mcpgo.ToBoolPtr(false),
+			}
+		} else {
+			// The gateway's compact entry (listing.go); help gives the rest.
+			def = mcpgo.NewToolWithRawSchema(t.Name, t.Brief(), listedSchema(in, t.MoreArguments()...))
+			def.RawOutputSchema = t.OutputSchema()
+			def.Annotations = annotations(t.ReadOnly, t.Destructive, t.Idempotent)
 		}
 		add(def, s.miniAppHandler(t, in, sessionArg))
 	}
@@ -145,12 +169,29 @@ func (s *Server) miniAppHandler(t *miniapp.Tool, in json.RawMessage, sessionArg 
 			}
 			return nil, errors.New(out.Err.Error())
 		}
+		if !s.dropIn && !out.IsError && t.OutputSchema() != nil {
+			return miniAppStructured(out.Text, t.StructuredKey()), nil
+		}
 		return miniAppText(out.Text, out.IsError), nil
 	}
 }
 
+// miniAppStructured is a mini-app tool's answer on the gateway, for a tool
+// with an output schema: the text, and the same JSON, compact (an array
+// wrapped under key), as structuredContent.
+func miniAppStructured(text, key string) *mcpgo.CallToolResult {
+	var buf bytes.Buffer
+	if json.Compact(&buf, []byte(text)) != nil {
+		return miniAppText(text, false)
+	}
+	r := reply{text: buf.Bytes(), key: key}.result()
+	r.Content = []mcpgo.Content{mcpgo.TextContent{Type: mcpgo.ContentTypeText, Text: text}}
+	return r
+}
+
 // gatewayRefusal is the gateway's refusal result for err, as its own
-// tools answer one: {"code","message"} in the text and structuredContent.
+// tools answer one: {"code","message"} in the text (a refusal has no
+// structured content).
 func gatewayRefusal(err error) *mcpgo.CallToolResult {
 	fe := fault.As(err)
 	body, _ := json.Marshal(struct {

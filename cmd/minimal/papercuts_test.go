@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -171,6 +172,18 @@ func TestLogsOneFormat(t *testing.T) {
 		t.Fatalf("broken table: %d", code)
 	}
 	id := h.Get("X-Request-Id")
+	// An MCP request refused for its Origin is logged with its id too.
+	req, _ := http.NewRequest("POST", "http://"+s.mcpAddr+"/minimal/mcp/rpc/v1", strings.NewReader(`{}`))
+	req.Header.Set("Origin", "https://evil.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mcpID := resp.Header.Get("X-Request-Id")
+	if resp.StatusCode != 403 || mcpID == "" {
+		t.Fatalf("MCP request from another origin: %d, X-Request-Id %q", resp.StatusCode, mcpID)
+	}
 	s.terminate(t)
 	seen := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(s.logText()), "\n") {
@@ -183,6 +196,11 @@ func TestLogsOneFormat(t *testing.T) {
 		switch {
 		case strings.HasPrefix(msg, "mi: ") && rec["table"] == "broken":
 			seen["mi"] = true
+		case strings.HasPrefix(msg, "mcp request refused"):
+			if rec["request_id"] != mcpID {
+				t.Errorf("an MCP line of request %s without its id: %s", mcpID, line)
+			}
+			seen["mcp"] = true
 		case msg == "request" && rec["path"] == "/minimal/api/rest/auto/v1/demo/demo/mi/app/broken",
 			msg == "audit" && rec["object"] == "mi/app/broken":
 			if rec["request_id"] != id {
@@ -191,7 +209,7 @@ func TestLogsOneFormat(t *testing.T) {
 			seen[msg] = true
 		}
 	}
-	if !seen["mi"] || !seen["request"] || !seen["audit"] {
+	if !seen["mi"] || !seen["request"] || !seen["audit"] || !seen["mcp"] {
 		t.Errorf("lines seen %v:\n%s", seen, s.logText())
 	}
 
