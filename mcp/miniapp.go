@@ -160,7 +160,7 @@ func (s *Server) miniAppHandler(t *miniapp.Tool, in json.RawMessage, sessionArg 
 		if out.Err != nil {
 			fe := fault.As(out.Err)
 			if fe.Kind == fault.Internal {
-				s.log.Error("mcp tool failed", "tool", t.Name, "err", out.Err)
+				s.log.ErrorContext(ctx, "mcp tool failed", "tool", t.Name, "err", out.Err)
 				return nil, errors.New("internal error")
 			}
 			var re *miniapp.RPCError
