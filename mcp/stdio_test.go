@@ -45,7 +45,8 @@ func TestStdioEndOfInput(t *testing.T) {
 		}
 		text := func(id float64) string {
 			res, _ := answers[id]["result"].(map[string]any)
-			if res == nil || res["isError"] == true {
+			// A success says isError false on the gateway too.
+			if isErr, ok := res["isError"].(bool); res == nil || !ok || isErr {
 				t.Fatalf("round %d: answer %v: %v", round, id, answers[id])
 			}
 			return res["content"].([]any)[0].(map[string]any)["text"].(string)
