@@ -320,6 +320,10 @@ func bench(ctx context.Context, o options) (_ *summary, err error) {
 		return sum, fmt.Errorf("as %s: %w", analystIdentity, err)
 	}
 	logf("identity %s (role %s, claims {grp: %d}) reads %s", analystIdentity, analystRole, analystGroup, benchObject)
+	readerToken, err := mintToken(ctx, gwCfg, readerIdentity)
+	if err != nil {
+		return sum, err
+	}
 
 	// 3. Direct baseline.
 	self, err := os.Executable()
@@ -371,7 +375,7 @@ func bench(ctx context.Context, o options) (_ *summary, err error) {
 	}
 
 	// 4b'. MCP auto_read_rows vs the REST GET of the same page.
-	if err := mcpPhase(ctx, gw, dataDir, gwBase, token, o, sum); err != nil {
+	if err := mcpPhase(ctx, gw, dataDir, gwBase, token, readerToken, o, sum); err != nil {
 		return sum, err
 	}
 

@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/tiktoken-go/tokenizer"
 )
 
 // The MCP comparison: auto_read_rows of a 100-row page through the
@@ -24,6 +26,61 @@ const (
 	// mcpTarget is the throughput target of MCP over REST.
 	mcpTarget = 0.80
 )
+
+// The budgets of tools/list in cl100k tokens, in a project with pg and mi
+// databases (the bench's): an admin agent's list and a read-only agent's.
+const (
+	adminListBudget    = 3000
+	readOnlyListBudget = 1500
+)
+
+// listing is one role's tools/list: how many tools, how many tokens.
+type listing struct {
+	role          string
+	tools, tokens int
+	budget        int
+}
+
+// listTokens asks the MCP endpoint at addr for the tools token lists and
+// counts the cl100k_base tokens of the tools array as it is sent (the
+// encoding ships with the tokenizer package: nothing is fetched).
+func listTokens(ctx context.Context, addr, token string) (tools, tokens int, err error) {
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": map[string]any{"_meta": mcpMeta}})
+	if err != nil {
+		return 0, 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+mcpPath, bytes.NewReader(body))
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("LB-Access-Token", token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("MCP-Protocol-Version", mcpProtocol)
+	req.Header.Set("Mcp-Method", "tools/list")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result struct {
+			Tools json.RawMessage `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+		return 0, 0, fmt.Errorf("tools/list: status %d, %v", resp.StatusCode, err)
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(out.Result.Tools, &list); err != nil {
+		return 0, 0, fmt.Errorf("tools/list: %w", err)
+	}
+	enc, err := tokenizer.Get(tokenizer.Cl100kBase)
+	if err != nil {
+		return 0, 0, err
+	}
+	n, err := enc.Count(string(out.Result.Tools))
+	return len(list), n, err
+}
 
 // mcpSide is what a target needs to read through MCP instead of REST.
 type mcpSide struct {
@@ -225,13 +282,28 @@ func structuredAt(b []byte) int {
 
 // mcpPhase compares MCP auto_read_rows with the REST GET of the same
 // pages on the running gateway.
-func mcpPhase(ctx context.Context, gw *child, dataDir, gwBase, token string, o options, sum *summary) error {
+func mcpPhase(ctx context.Context, gw *child, dataDir, gwBase, token, readerToken string, o options, sum *summary) error {
 	if gw.mcpAddr == "" {
 		return errors.New("the gateway did not log \"serving MCP\"")
 	}
 	agent, err := readAgentToken(dataDir)
 	if err != nil {
 		return err
+	}
+	// tools/list per role, counted in tokens.
+	for _, c := range []struct {
+		l     listing
+		token string
+	}{
+		{listing{role: "admin agent (identity agent)", budget: adminListBudget}, agent},
+		{listing{role: "read-only agent (identity " + readerIdentity + ")", budget: readOnlyListBudget}, readerToken},
+	} {
+		l := c.l
+		if l.tools, l.tokens, err = listTokens(ctx, gw.mcpAddr, c.token); err != nil {
+			return fmt.Errorf("%s: %w", l.role, err)
+		}
+		sum.listings = append(sum.listings, l)
+		logf("tools/list of the %s: %d tools, %d tokens", l.role, l.tools, l.tokens)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	m, err := newMCPTarget(cctx, "mcp", gw.mcpAddr, agent, gw.pid(), o.concurrency, allRows)

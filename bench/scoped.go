@@ -17,6 +17,10 @@ import (
 const (
 	analystIdentity = "analyst"
 	analystRole     = "bench-analyst"
+	// readerIdentity is a read-only agent (kind mcp) whose role reads every
+	// pg and mi table: the second role of the tools/list measure.
+	readerIdentity = "reader-agent"
+	readerRole     = "bench-reader"
 	// analystGroup is the analyst's grp claim: it sees the rows with
 	// grp = analystGroup (see groupSize).
 	analystGroup = 3
@@ -31,20 +35,26 @@ const benchObject = "pg/" + benchSchema + "/" + benchTable
 
 // policyYAML is the policy file applied with bin/minimal apply.
 func policyYAML() string {
-	return fmt.Sprintf(`# Written by the bench: the scoped, column-limited reader.
+	return fmt.Sprintf(`# Written by the bench: the scoped, column-limited reader, and a read-only agent.
 org: demo
 project: demo
 identities:
   - {name: %s, kind: user, space: main, roles: [%s], claims: {grp: %d}}
+  - {name: %s, kind: mcp, space: main, roles: [%s]}
 templates:
   - name: bench-read
     rules:
       - {object: %q, actions: [read], columns: [%s]}
+  - name: bench-read-all
+    rules:
+      - {object: pg, actions: [read]}
+      - {object: mi, actions: [read]}
 bindings:
   - {role: %s, templates: [bench-read]}
+  - {role: %s, templates: [bench-read-all]}
 scopes:
   - {role: %s, object: %q, filter: "grp=eq.{claims.grp}"}
-`, analystIdentity, analystRole, analystGroup, benchObject, strings.Join(analystColumns, ", "), analystRole, analystRole, benchObject)
+`, analystIdentity, analystRole, analystGroup, readerIdentity, readerRole, benchObject, strings.Join(analystColumns, ", "), analystRole, readerRole, analystRole, benchObject)
 }
 
 // setupAnalyst applies the policy to the gateway's store and mints the
@@ -59,7 +69,12 @@ func setupAnalyst(ctx context.Context, cfg gatewayConfig, tmp string) (string, e
 		return "", err
 	}
 	logf("minimal apply: %s", strings.ReplaceAll(out, "\n", "; "))
-	tok, err := minimal(ctx, cfg, "token", "mint", "--data-dir", cfg.dataDir, "--identity", analystIdentity, "--ttl", "2h")
+	return mintToken(ctx, cfg, analystIdentity)
+}
+
+// mintToken mints a token of an identity of the bench project.
+func mintToken(ctx context.Context, cfg gatewayConfig, identity string) (string, error) {
+	tok, err := minimal(ctx, cfg, "token", "mint", "--data-dir", cfg.dataDir, "--identity", identity, "--ttl", "2h")
 	if err != nil {
 		return "", err
 	}

@@ -25,6 +25,8 @@ type summary struct {
 
 	mcpDone   bool
 	mcp, rest sideStats
+	// listings are the tools/list of each role, in tokens.
+	listings []listing
 
 	dialects []*dialectLine
 
@@ -109,6 +111,16 @@ func (s *summary) print(w io.Writer) {
 		}
 		if a, d := s.analyst.cpuPerReq(), s.admin.cpuPerReq(); a > 0 && d > 0 {
 			fmt.Fprintf(&b, "scoped vs admin server CPU per request: %s vs %s (ratio admin/scoped %.2f)\n", micros(a), micros(d), float64(d)/float64(a))
+		}
+	}
+	if len(s.listings) > 0 {
+		fmt.Fprintf(&b, "\nmcp tools/list per role (cl100k_base tokens of the tools array, project with pg and mi databases):\n")
+		for _, l := range s.listings {
+			mark := ""
+			if l.tokens > l.budget {
+				mark = "  MISSED"
+			}
+			fmt.Fprintf(&b, "  %-40s %2d tools %5d tokens (target ≤ %d)%s\n", l.role, l.tools, l.tokens, l.budget, mark)
 		}
 	}
 	if s.mcpDone {
