@@ -41,7 +41,8 @@ const Instructions = `Minimal serves the tables of your organization's databases
 1. Call start_ai_session {name, context} first; only start_ai_session and help work without a session. Later calls run in it: your MCP session carries it, or pass its session_id as the session_id argument (or the X-Session-Id header).
 2. Find data with meta_list_databases, meta_list_tables {type, schema} and meta_describe_table {type, schema, table}.
 3. Read with auto_read_rows (always put an order in query.oy: without it the row order is the database's); write with auto_insert_rows, auto_update_rows and auto_delete_rows.
-4. meta_list_custom_apis lists the custom APIs your project defines for you; call them with call_api {uri, method, version, params}.
+4. When your project defines custom APIs you may call, meta_list_custom_apis lists them; call them with call_api {uri, method, version, params}.
+tools/list shows the tools you can use, each in brief: help {tool} gives its full description and every argument.
 Every call is journaled with its arguments before it runs: never put a secret in an argument.
 A result with isError true is a refusal: report its code and message (a permission refusal names your roles) and do not retry with other credentials.`
 
@@ -52,7 +53,8 @@ const ImplicitSessionInstructions = `Minimal serves the tables of your organizat
 This process has one AI session for its lifetime: every call is journaled in it with its arguments before it runs, so never put a secret in an argument; no session header is needed.
 1. Find data with meta_list_databases, meta_list_tables {type, schema} and meta_describe_table {type, schema, table}; mini-app tables also answer info, list, get and the other mini-app tools.
 2. Read with auto_read_rows (always put an order in query.oy: without it the row order is the database's); write with auto_insert_rows, auto_update_rows and auto_delete_rows.
-3. meta_list_custom_apis lists the custom APIs your project defines for you; call them with call_api {uri, method, version, params}.
+3. When your project defines custom APIs you may call, meta_list_custom_apis lists them; call them with call_api {uri, method, version, params}.
+tools/list shows the tools you can use, each in brief: help {tool} gives its full description and every argument.
 A result with isError true is a refusal: report its code and message (a permission refusal names your roles) and do not retry with other credentials.`
 
 // DropInInstructions are the instructions of drop-in mode (minimal mcp
