@@ -16,6 +16,8 @@
 # A DSN already set in the environment is printed unchanged (the services are
 # still ensured).
 #
+# Also installs Debian's chromium for the web console's browser tests.
+#
 # Services (all on loopback only):
 #   PostgreSQL  127.0.0.1:5432  role minimal/minimal (LOGIN CREATEDB), db minimal_test
 #   MariaDB     127.0.0.1:3306  user minimal/minimal, ALL on minimal_test.*
@@ -322,12 +324,27 @@ ensure_clickhouse() {
 	log "ClickHouse: default@127.0.0.1:9000/$TEST_DB OK"
 }
 
+# ------------------------------------------------------------------ Chromium
+
+# The web console's browser tests (cmd/minimal, chromedp) drive Debian's
+# headless Chromium; no server to start.
+ensure_chromium() {
+	if have chromium || have chromium-browser; then
+		log "Chromium: $(command -v chromium || command -v chromium-browser) OK"
+		return
+	fi
+	apt_install chromium
+	have chromium || die "Chromium: apt-get install chromium did not provide /usr/bin/chromium"
+	log "Chromium: installed"
+}
+
 # ---------------------------------------------------------------------- main
 
 start=$SECONDS
 ensure_postgres
 ensure_mariadb
 ensure_clickhouse
+ensure_chromium
 log "all services ready in $((SECONDS - start))s"
 
 printf 'export MINIMAL_TEST_PG_DSN=%s\n' "$(shell_quote "${MINIMAL_TEST_PG_DSN:-$DEFAULT_PG_DSN}")" >&3

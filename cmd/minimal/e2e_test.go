@@ -65,9 +65,10 @@ type server struct {
 	done    chan error
 }
 
-func startServer(t *testing.T, dataDir string) *server {
+// startServer runs serve on dataDir with free ports, and flags extra.
+func startServer(t *testing.T, dataDir string, extra ...string) *server {
 	t.Helper()
-	cmd := exec.Command(binary, "serve", "--data-dir", dataDir, "--rest-addr", "127.0.0.1:0", "--mcp-addr", "127.0.0.1:0", "--shutdown-grace", "5s")
+	cmd := exec.Command(binary, append([]string{"serve", "--data-dir", dataDir, "--rest-addr", "127.0.0.1:0", "--mcp-addr", "127.0.0.1:0", "--shutdown-grace", "5s"}, extra...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

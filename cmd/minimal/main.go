@@ -71,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdPolicy(ctx, args[1:], stdout, stderr)
 	case "audit":
 		err = cmdAudit(ctx, args[1:], stdout, stderr)
+	case "console-link":
+		err = cmdConsoleLink(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		err = cmdVersion(args[1:], stdout, stderr)
 	default:

@@ -51,6 +51,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	auditQueue := fs.Int("audit-queue", store.DefaultAuditQueue, "audit entries queued for the store before new ones are dropped (and counted)")
 	exportRoots := exportRootFlag(fs)
 	corsOrigins := fs.String("cors-origins", os.Getenv(envCORSOrigins), "origins browser applications may call the REST API from: comma-separated scheme://host[:port], or * for any (env "+envCORSOrigins+"; empty: CORS off)")
+	consoleOn := consoleFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -174,6 +175,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		MaxHeaderBytes:    *maxHeader,
 		IdleTimeout:       2 * time.Minute,
 	}
+	srv.Handler = restHandler(srv.Handler, *consoleOn, st, key, metrics, log)
 	mcpSrv := &http.Server{
 		Handler: mcpHandler(mcp.New(mcp.Deps{Engine: eng, Verifier: ver, Store: st, Sessions: sessions.New(st, *sessionIdle), MiniApp: mini},
 			mcp.Config{MaxBodyBytes: *maxBody, MaxPageSize: *maxPage, BodyTimeout: *bodyTimeout, Version: version, Logger: log}).Handler(), ver, metrics, limiter, log),
