@@ -78,27 +78,16 @@ func (t *tool) definition() mcpgo.Tool {
 	return def
 }
 
-// outputObject is the output schema of an object result: props (JSON
-// Schema properties, as JSON text) and the required ones.
-func outputObject(props string, required ...string) json.RawMessage {
-	req := ""
-	if len(required) > 0 {
-		b, _ := json.Marshal(required)
-		req = `,"required":` + string(b)
-	}
-	return json.RawMessage(`{"type":"object","properties":{` + props + `}` + req + `}`)
-}
-
 // outputList is the output schema of an array result of objects,
 // wrapped under key.
 func outputList(key string) json.RawMessage {
-	return outputObject(`"`+key+`":{"type":"array"}`, key)
+	return miniapp.ObjectSchema(`"`+key+`":{"type":"array"}`, key)
 }
 
 // The output schemas several tools share.
 var (
-	outRowsAffected = outputObject(`"rows_affected":{"type":"integer"}`, "rows_affected")
-	outInserted     = outputObject(`"rows_affected":{"type":"integer"},"data":{"type":"array"}`, "rows_affected")
+	outRowsAffected = miniapp.ObjectSchema(`"rows_affected":{"type":"integer"}`, "rows_affected")
+	outInserted     = miniapp.ObjectSchema(`"rows_affected":{"type":"integer"},"data":{"type":"array"}`, "rows_affected")
 )
 
 func lookup(tools []*tool, name string) *tool {
@@ -126,7 +115,7 @@ var catalog = []*tool{
 		name: "start_ai_session", sessionControl: true,
 		brief:  "Start an AI session for your calls.",
 		desc:   "Start an AI session. Returns session_id and expires_at; later calls run in it (your MCP session carries it, or pass it as the session_id argument). It expires after a while without calls.",
-		output: outputObject(`"session_id":{"type":"string"}`, "session_id"),
+		output: miniapp.ObjectSchema(`"session_id":{"type":"string"}`, "session_id"),
 		params: []param{
 			{name: "name", kind: kString, required: true, desc: `Short name of the work, e.g. "weekly sales report".`},
 			{name: "context", kind: kString, required: true, desc: "What the session is for, in a sentence or two."},
@@ -138,7 +127,7 @@ var catalog = []*tool{
 		name: "end_ai_session", session: true, sessionControl: true,
 		brief:   "End the AI session.",
 		desc:    "End the current AI session; later calls in it are refused.",
-		output:  outputObject(`"ended_at":{"type":["string","null"]}`, "ended_at"),
+		output:  miniapp.ObjectSchema(`"ended_at":{"type":["string","null"]}`, "ended_at"),
 		example: `{}`,
 		run:     (*Server).endSession,
 	},
@@ -146,7 +135,7 @@ var catalog = []*tool{
 		name: "help", readOnly: true,
 		brief:   "Your tools; with tool, its full entry.",
 		desc:    "Without arguments: the tools you can use, with their descriptions. With tool: that tool's full entry (description, input schema with every argument described, output schema, example arguments).",
-		output:  outputObject(`"tools":{"type":"array"},"input_schema":{"type":"object"}`),
+		output:  miniapp.ObjectSchema(`"tools":{"type":"array"},"input_schema":{"type":"object"}`),
 		params:  []param{{name: "tool", kind: kString, desc: "Name of one tool."}},
 		example: `{"tool": "auto_read_rows"}`,
 		run:     (*Server).help,
@@ -155,7 +144,7 @@ var catalog = []*tool{
 		name: "ping", session: true, readOnly: true,
 		brief:   "Your identity, roles and session.",
 		desc:    "Check the access token and the session: returns your identity, roles and key_type, and when the session expires.",
-		output:  outputObject(`"identity":{"type":"string"},"roles":{"type":"array"}`, "identity", "roles"),
+		output:  miniapp.ObjectSchema(`"identity":{"type":"string"},"roles":{"type":"array"}`, "identity", "roles"),
 		example: `{}`,
 		run:     (*Server).ping,
 	},
@@ -180,7 +169,7 @@ var catalog = []*tool{
 		name: "meta_describe_table", session: true, readOnly: true,
 		brief:   "A table's columns.",
 		desc:    "Describe a table: the columns you may see, each with its database type, kind, nullability, primary key and default.",
-		output:  outputObject(`"columns":{"type":"array"}`, "columns"),
+		output:  miniapp.ObjectSchema(`"columns":{"type":"array"}`, "columns"),
 		params:  []param{pType, pSchema, pTable},
 		example: `{"type": "mi", "schema": "app", "table": "notes"}`,
 		run:     (*Server).describeTable,
@@ -189,7 +178,7 @@ var catalog = []*tool{
 	{
 		name: "auto_read_rows", session: true, readOnly: true, action: query.Read,
 		brief:  "Read a page of rows; query: {col: \"op.value\", oy, fc}.",
-		output: outputObject(`"data":{"type":"array"},"page":{"type":"object"}`, "data", "page"),
+		output: miniapp.ObjectSchema(`"data":{"type":"array"},"page":{"type":"object"}`, "data", "page"),
 		desc:   `Read one page of a table's rows. query holds REST parameters: oy orders ("id.as", "name.ds"), fc picks columns ("id,name"), every other key filters (column: "op.value"). Without oy the order is the database's. Returns {"data": [rows], "page": {"number", "size"}}.`,
 		params: []param{pType, pSchema, pTable,
 			{name: "page_size", kind: kInteger, required: true, min: 1, desc: "Rows per page, at least 1, at most the server's limit."},

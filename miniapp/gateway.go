@@ -32,7 +32,9 @@ type gatewayTool struct {
 // the caller cannot read back answers {created}, a restore {id}.
 const rowRecord = `{"type":"object","properties":{"id":{"type":"string"},"data":{"type":"object"}}}`
 
-func outputOf(props string, required ...string) json.RawMessage {
+// ObjectSchema is the JSON Schema of an object with props (JSON Schema
+// properties, as JSON text) and the required ones: an output schema.
+func ObjectSchema(props string, required ...string) json.RawMessage {
 	req := ""
 	if len(required) > 0 {
 		b, _ := json.Marshal(required)
@@ -42,28 +44,28 @@ func outputOf(props string, required ...string) json.RawMessage {
 }
 
 var gatewayTools = map[string]gatewayTool{
-	"info":            {brief: "A table's fields; without table, the mode.", output: outputOf(`"table":{"type":"string"},"fields":{"type":"array"}`, "table", "fields")},
+	"info":            {brief: "A table's fields; without table, the mode.", output: ObjectSchema(`"table":{"type":"string"},"fields":{"type":"array"}`, "table", "fields")},
 	"create":          {brief: "Create a row.", output: json.RawMessage(rowRecord)},
 	"get":             {brief: "Get a row by id.", more: []string{"fields"}, output: json.RawMessage(rowRecord)},
-	"list":            {brief: "List rows (filter, order_by, limit).", more: []string{"fields"}, output: outputOf(`"rows":{"type":"array"}`, "rows"), key: "rows"},
+	"list":            {brief: "List rows (filter, order_by, limit).", more: []string{"fields"}, output: ObjectSchema(`"rows":{"type":"array"}`, "rows"), key: "rows"},
 	"update":          {brief: "Update a row (merge or replace).", output: json.RawMessage(rowRecord)},
-	"delete":          {brief: "Delete a row by id.", output: outputOf(`"deleted":{"type":"string"}`, "deleted")},
+	"delete":          {brief: "Delete a row by id.", output: ObjectSchema(`"deleted":{"type":"string"}`, "deleted")},
 	"reload":          {brief: "Re-scan the mounted directories."},
 	"row_restore":     {brief: "Restore a row from its history.", output: json.RawMessage(rowRecord)},
 	"content_view":    {brief: "View a text field by line.", more: []string{"view_range"}},
 	"content_replace": {brief: "Replace text in a field.", more: []string{"view_range", "replace_all"}},
 	"content_insert":  {brief: "Insert lines into a field."},
-	"query_aggregate": {brief: "Aggregate rows of tables.", output: outputOf(`"kind":{"type":"string"},"value":{}`, "kind", "value")},
-	"alias_create":    {brief: "Store a named query.", more: []string{"description", "params_schema"}, output: outputOf(`"created":{"type":"string"}`, "created")},
-	"alias_list":      {brief: "List named queries.", output: outputOf(`"aliases":{"type":"array"}`, "aliases"), key: "aliases"},
+	"query_aggregate": {brief: "Aggregate rows of tables.", output: ObjectSchema(`"kind":{"type":"string"},"value":{}`, "kind", "value")},
+	"alias_create":    {brief: "Store a named query.", more: []string{"description", "params_schema"}, output: ObjectSchema(`"created":{"type":"string"}`, "created")},
+	"alias_list":      {brief: "List named queries.", output: ObjectSchema(`"aliases":{"type":"array"}`, "aliases"), key: "aliases"},
 	"alias_run":       {brief: "Run a named query.", more: []string{"fields", "order_by", "limit", "offset"}},
-	"alias_delete":    {brief: "Delete a named query.", output: outputOf(`"deleted":{"type":"string"}`, "deleted")},
-	"schema_create":   {brief: "Create a table.", schema: true, more: []string{"title", "description", "dry_run"}, output: outputOf(`"created":{"type":"string"}`)},
-	"schema_update":   {brief: "Replace a table's fields.", schema: true, more: []string{"title", "description", "dry_run"}, output: outputOf(`"updated":{"type":"string"}`)},
-	"schema_delete":   {brief: "Remove a table's schema.", schema: true, more: []string{"dry_run"}, output: outputOf(`"deleted":{"type":"string"}`)},
-	"schema_batch":    {brief: "Atomic SQL and schema ops on a table.", schema: true, more: []string{"dry_run"}, output: outputOf(`"committed":{"type":"boolean"},"ops_executed":{"type":"integer"}`, "committed", "ops_executed")},
-	"data_snapshot":   {brief: "Snapshot tables to files.", admin: true, more: []string{"dry_run", "upload"}, output: outputOf(`"snapshotted":{"type":"array"}`)},
-	"row_materialize": {brief: "Write rows to files.", admin: true, more: []string{"concat", "write_mode", "dry_run"}, output: outputOf(`"count":{"type":"integer"},"files":{"type":"array"}`)},
+	"alias_delete":    {brief: "Delete a named query.", output: ObjectSchema(`"deleted":{"type":"string"}`, "deleted")},
+	"schema_create":   {brief: "Create a table.", schema: true, more: []string{"title", "description", "dry_run"}, output: ObjectSchema(`"created":{"type":"string"}`)},
+	"schema_update":   {brief: "Replace a table's fields.", schema: true, more: []string{"title", "description", "dry_run"}, output: ObjectSchema(`"updated":{"type":"string"}`)},
+	"schema_delete":   {brief: "Remove a table's schema.", schema: true, more: []string{"dry_run"}, output: ObjectSchema(`"deleted":{"type":"string"}`)},
+	"schema_batch":    {brief: "Atomic SQL and schema ops on a table.", schema: true, more: []string{"dry_run"}, output: ObjectSchema(`"committed":{"type":"boolean"},"ops_executed":{"type":"integer"}`, "committed", "ops_executed")},
+	"data_snapshot":   {brief: "Snapshot tables to files.", admin: true, more: []string{"dry_run", "upload"}, output: ObjectSchema(`"snapshotted":{"type":"array"}`)},
+	"row_materialize": {brief: "Write rows to files.", admin: true, more: []string{"concat", "write_mode", "dry_run"}, output: ObjectSchema(`"count":{"type":"integer"},"files":{"type":"array"}`)},
 }
 
 // Brief is the tool's one-line description for the gateway's tools/list;

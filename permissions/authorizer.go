@@ -405,19 +405,5 @@ var _ persist.Adapter = (*adapter)(nil)
 // object of the project (deny rules aside): the MCP face lists only the
 // tools a caller could ever use.
 func (a *Authorizer) Anywhere(projectID string, roles []string, action query.Action) bool {
-	if contains(roles, AdminRole) {
-		return true
-	}
-	a.mu.RLock()
-	pp := a.st.projects[projectID]
-	a.mu.RUnlock()
-	if pp == nil {
-		return false
-	}
-	for _, r := range pp.rules {
-		if !r.deny && r.actions&action.Bit() != 0 && contains(roles, r.role) {
-			return true
-		}
-	}
-	return false
+	return a.AnywhereUnder(projectID, roles, action.Bit(), false, "")
 }

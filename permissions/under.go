@@ -8,7 +8,7 @@ import (
 )
 
 // AnywhereUnder is Anywhere narrowed to the objects under prefix ("mi" for
-// a type, "mi/app" for a database): whether the roles are granted, deny
+// a type, "mi/app" for a database, "" for the whole project): whether the roles are granted, deny
 // rules aside, one of the actions in mask on at least one object under it,
 // or with schema the schema action (store.ActionSchema) there. The admin
 // role holds every action everywhere. The MCP face lists a tool of one
