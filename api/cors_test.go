@@ -113,6 +113,11 @@ func TestCORS(t *testing.T) {
 	if status, h, _ := call(t, srv, "GET", notes+"?ps=1&pg=0", map[string]string{"Origin": app}); status != 401 || h.Get("Access-Control-Allow-Origin") != app {
 		t.Errorf("GET without a token: %d %v", status, h)
 	}
+	// The caller's OpenAPI document varies by origin and by token.
+	status, h, _ = call(t, srv, "GET", auto+"/openapi.json", map[string]string{"Origin": app, "LB-Access-Token": g.admin})
+	if vary := strings.Join(h.Values("Vary"), ","); status != 200 || !strings.Contains(vary, "Origin") || !strings.Contains(vary, "LB-Access-Token") {
+		t.Errorf("caller OpenAPI from the app: %d Vary %q", status, vary)
+	}
 
 	// Another origin: no CORS header, the preflight is not answered as one.
 	for _, evil := range []string{"https://evil.example.com", "https://app.example.com.evil.io", "null"} {

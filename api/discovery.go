@@ -42,7 +42,7 @@ func tenant(r *http.Request) (*auth.Principal, error) {
 	if p == nil {
 		return nil, fault.New(fault.Unauthenticated, "missing access token")
 	}
-	org, project := chi.URLParam(r, "org"), chi.URLParam(r, "project")
+	org, project := pathParam(r, "org"), pathParam(r, "project")
 	if org != p.Org || project != p.Project {
 		return nil, fault.New(fault.Invalid, "org/project %q/%q in the path do not match the token's %q/%q", org, project, p.Org, p.Project)
 	}
@@ -119,7 +119,7 @@ func (s *Server) listTables(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	typ, schema := chi.URLParam(r, "type"), chi.URLParam(r, "schema")
+	typ, schema := pathParam(r, "type"), pathParam(r, "schema")
 	ts, err := s.eng.Access(r.Context(), p, typ, schema)
 	if err != nil {
 		writeError(w, r, err)
@@ -165,7 +165,7 @@ func (s *Server) describe(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	typ, schema, name := chi.URLParam(r, "type"), chi.URLParam(r, "schema"), chi.URLParam(r, "table")
+	typ, schema, name := pathParam(r, "type"), pathParam(r, "schema"), pathParam(r, "table")
 	ts, err := s.eng.Access(r.Context(), p, typ, schema)
 	if fault.KindOf(err) == fault.NotFound {
 		err = errNoTable

@@ -201,21 +201,7 @@ func TestDiscovery(t *testing.T) {
 	expect(t, f.do("GET", auto+"/pg/nosuchschema", f.admin, nil), 404)
 
 	// A token of another project: 400 on every discovery route; no token: 401.
-	ctx := context.Background()
-	org, _ := f.st.Org(ctx, "demo")
-	other, err := f.st.CreateProject(ctx, org.ID, "other", "other")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, _ := f.st.CreateSpace(ctx, other.ID, "side", false)
-	olga, err := f.st.CreateIdentity(ctx, store.Identity{ProjectID: other.ID, SpaceID: sp.ID, Name: "olga", Kind: "user", Roles: []string{"admin"}, KeyType: "crud", Enabled: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	olgaTok, err := auth.Mint(ctx, f.st, f.key, olga, auth.MintOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	olgaTok := f.otherProjectAdmin()
 	for _, path := range []string{auto, auto + "/openapi.json", base, base + "/employees/_describe"} {
 		r := f.do("GET", path, olgaTok, nil)
 		expect(t, r, 400)
@@ -243,4 +229,26 @@ func fmtMap(m map[string][]string) string {
 		parts[i] = k + ":" + fmtList(m[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// otherProjectAdmin creates the project demo/other with an admin identity
+// olga and answers a token of hers.
+func (g *gateway) otherProjectAdmin() string {
+	g.t.Helper()
+	ctx := context.Background()
+	org, _ := g.st.Org(ctx, "demo")
+	other, err := g.st.CreateProject(ctx, org.ID, "other", "other")
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	sp, _ := g.st.CreateSpace(ctx, other.ID, "side", false)
+	olga, err := g.st.CreateIdentity(ctx, store.Identity{ProjectID: other.ID, SpaceID: sp.ID, Name: "olga", Kind: "user", Roles: []string{"admin"}, KeyType: "crud", Enabled: true})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	tok, err := auth.Mint(ctx, g.st, g.key, olga, auth.MintOptions{})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return tok
 }

@@ -2,10 +2,11 @@ package api
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,7 +70,7 @@ func (s *Server) callerOpenAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "private, no-cache")
-	w.Header().Set("Vary", "LB-Access-Token, Authorization")
+	w.Header().Add("Vary", "LB-Access-Token, Authorization")
 	_, _ = w.Write(append(b, '\n'))
 }
 
@@ -102,12 +103,7 @@ func CallerOpenAPI(base, name string, tables []engine.TableAccess) obj {
 			rowRef = b.add(key+"Row", rowSchema(read.Columns, "A row as read: the columns you may read ("+t.Type+"/"+t.Schema+"/"+t.Name+")."))
 		}
 		item := obj{}
-		methods := make([]string, 0, len(autoItem))
-		for m := range autoItem {
-			methods = append(methods, m)
-		}
-		sort.Strings(methods)
-		for _, m := range methods {
+		for _, m := range slices.Sorted(maps.Keys(autoItem)) {
 			act, ok := methodAction[m]
 			if !ok {
 				continue

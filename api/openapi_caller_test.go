@@ -165,7 +165,7 @@ func TestCallerOpenAPITypes(t *testing.T) {
 	path := auto + "/pg/" + schema + "/employees"
 	for _, c := range []struct {
 		method, url, body string
-		status             int
+		status            int
 	}{
 		{"GET", path + "?ps=10&pg=0&oy=id.as", "", 200},
 		{"GET", path + "?ps=2&pg=0&fc=id,photo,profile,tags,updated", "", 200},

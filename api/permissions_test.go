@@ -424,20 +424,7 @@ func TestTenancyAndTokenRules(t *testing.T) {
 	emp := f.path("employees") + "?ps=10&pg=0"
 
 	// A token of another project reaching this project's path gets 400.
-	org, _ := f.st.Org(ctx, "demo")
-	other, err := f.st.CreateProject(ctx, org.ID, "other", "other")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, _ := f.st.CreateSpace(ctx, other.ID, "side", false)
-	olga, err := f.st.CreateIdentity(ctx, store.Identity{ProjectID: other.ID, SpaceID: sp.ID, Name: "olga", Kind: "user", Roles: []string{"admin"}, KeyType: "crud", Enabled: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	olgaTok, err := auth.Mint(ctx, f.st, f.key, olga, auth.MintOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	olgaTok := f.otherProjectAdmin()
 	r := f.do("GET", emp, olgaTok, nil)
 	expect(t, r, 400)
 	if !strings.Contains(r.errorMessage(t), "do not match the token") {
