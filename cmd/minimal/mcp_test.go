@@ -243,7 +243,7 @@ func TestMCPStdio(t *testing.T) {
 	for _, x := range next(2)["result"].(map[string]any)["tools"].([]any) {
 		names = append(names, x.(map[string]any)["name"].(string))
 	}
-	if len(names) != 32 || strings.Contains(strings.Join(names, ","), "ai_session") { // 9 table tools, call_api, meta_list_custom_apis, 21 mini-app tools (reload is drop-in mode's)
+	if len(names) != 30 || strings.Contains(strings.Join(names, ","), "ai_session") { // 9 table tools, 21 mini-app tools (reload is drop-in mode's; no custom API to call)
 		t.Fatalf("stdio tools: %v", names)
 	}
 	// No X-Session-Id: the implicit session serves every call.
