@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
@@ -130,6 +131,11 @@ func (e *exchanger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *exchanger) exchange(w http.ResponseWriter, r *http.Request) error {
+	// A JSON body only: a cross-site form cannot send one without the
+	// preflight the gateway does not grant.
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" && !strings.HasPrefix(ct, "application/json;") {
+		return fault.New(fault.Invalid, "the body must be JSON (Content-Type: application/json), not %q", ct)
+	}
 	var in struct {
 		Code string `json:"code"`
 	}

@@ -301,6 +301,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitText("#page", "pg\t"+schema)
 	b.waitText("#page", "Tables of pg/"+schema)
 	b.waitText("#page", "employees\tread, create, update, delete")
+	// Reload the database's tables (as after a migration).
+	b.do(chromedp.Click(chromedp.Search(`//tr[td[text()="`+schema+`"]]//button[text()="Reload tables"]`)))
+	b.waitText("#page", "Reloaded pg/"+schema+": 1 table.")
 	b.shot("databases")
 
 	// 2. Browse the table with a filter and an order (the catalog reaches

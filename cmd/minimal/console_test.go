@@ -154,6 +154,14 @@ func TestConsoleLinkCodes(t *testing.T) {
 		t.Errorf("POST exchange with the code in the query: %d, want 400", resp.StatusCode)
 	}
 	refused("unknown field", s.addr, `{"code":"`+code2+`","roles":["admin"]}`, 400, "INVALID")
+	resp, err = http.Post("http://"+s.addr+console.ExchangePath, "text/plain", strings.NewReader(codeBody(code2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Errorf("a form-like text/plain exchange: %d, want 400", resp.StatusCode)
+	}
 	if status, _ := exchange(t, s.addr, codeBody(code2)); status != 200 {
 		t.Fatalf("code2 after the refused attempts: %d", status)
 	}

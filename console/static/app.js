@@ -237,6 +237,7 @@ function pageDatabases(page) {
       show(list, table(["type", "schema", "created_at", "updated_at"], dbs, (d) => [
         el("button", { type: "button", class: "quiet", onclick: () => tables(d.type, d.schema) }, "Tables"), " ",
         el("button", { type: "button", class: "quiet", onclick: () => test(d.type, d.schema) }, "Test"), " ",
+        el("button", { type: "button", class: "quiet", onclick: () => reload(d.type, d.schema) }, "Reload tables"), " ",
         el("button", { type: "button", class: "danger", onclick: () => remove(d.type, d.schema) }, "Remove"),
       ], "Registered databases") || empty("No database is registered in this project yet: register one below."));
     } catch (e) {
@@ -300,7 +301,19 @@ function pageDatabases(page) {
   async function test(type, schema) {
     try {
       const r = await api("POST", `${projectPath()}/databases/${enc(type)}/${enc(schema)}/test`);
-      show(result, el("p", { class: "ok", role: "status" }, `Connection test of ${type}/${schema}: ${r.data.status}`));
+      show(result, el("p", { class: "ok", role: "status" }, `Connection test of ${type}/${schema}: ${r.data.status}`, r.data.warning ? ` (${r.data.warning})` : ""));
+    } catch (e) {
+      show(result, errorBox(e));
+    }
+  }
+
+  // reload has every server read the database's tables again now (after a
+  // migration), as `minimal db reload` does.
+  async function reload(type, schema) {
+    try {
+      const r = await api("POST", `${projectPath()}/databases/${enc(type)}/${enc(schema)}/reload`);
+      show(result, el("p", { class: "ok", role: "status" }, `Reloaded ${type}/${schema}: ${r.data.tables} table${r.data.tables === 1 ? "" : "s"}.`, r.data.warning ? ` ${r.data.warning}` : ""));
+      tables(type, schema);
     } catch (e) {
       show(result, errorBox(e));
     }
