@@ -220,3 +220,83 @@ func TestCallerOpenAPITypes(t *testing.T) {
 		}
 	}
 }
+
+// TestCallerOpenAPIDialects: on PostgreSQL, MariaDB, ClickHouse and
+// mini-app tables alike, discovery lists the tables and every insert and
+// read of a table of varied column types validates against the types of
+// the caller's OpenAPI document.
+func TestCallerOpenAPIDialects(t *testing.T) {
+	g := newGateway(t, engine.Config{})
+	name := g.dialectDBs("oa", map[string][]string{
+		"pg": {`CREATE TABLE {db}.typed (id bigint PRIMARY KEY, name text NOT NULL, note varchar(20), qty int, price numeric(10,2) NOT NULL,
+			ratio double precision, day date, at timestamp, atz timestamptz, flag boolean, doc jsonb, blob bytea, ref uuid, tags text[])`},
+		"ma": {`CREATE TABLE {db}.typed (id bigint PRIMARY KEY, name varchar(40) NOT NULL, note varchar(20) NULL, qty int NULL, price decimal(10,2) NOT NULL,
+			ratio double NULL, day date NULL, at datetime(6) NULL, flag boolean NULL, doc json NULL, bin blob NULL)`},
+		"ch": {`CREATE TABLE {db}.typed (id Int64, name String, note Nullable(String), qty Nullable(Int32), price Decimal(10,2), big UInt64,
+			ratio Nullable(Float64), day Date, at DateTime, ref UUID, tags Array(String), flag UInt8) ENGINE = MergeTree ORDER BY id`},
+	})
+	rows := map[string]string{
+		"pg": `[{"id":1,"name":"Ann","note":null,"qty":3,"price":"1.50","ratio":0.5,"day":"2024-01-15","at":"2024-01-15T10:11:12.5","atz":"2024-01-15T10:11:12Z","flag":true,"doc":{"a":[1,2]},"blob":"AAE=","ref":"6f1c3a34-1b7e-4d6b-9f3a-3f1c2b7a9e10","tags":["x","y"]},
+			{"id":2,"name":"Bob","price":20}]`,
+		"ma": `[{"id":1,"name":"Ann","note":null,"qty":3,"price":"1.50","ratio":0.5,"day":"2024-01-15","at":"2024-01-15T10:11:12.5","flag":true,"doc":{"a":[1,2]},"bin":"AAE="},
+			{"id":2,"name":"Bob","price":20}]`,
+		"ch": `[{"id":1,"name":"Ann","note":null,"qty":3,"price":"1.50","big":"18446744073709551615","ratio":0.5,"day":"2024-01-15","at":"2024-01-15T10:11:12","ref":"6f1c3a34-1b7e-4d6b-9f3a-3f1c2b7a9e10","tags":["x"],"flag":1},
+			{"id":2,"name":"Bob","price":20,"big":0,"day":"2024-01-16","at":"2024-01-16T00:00:00","ref":"00000000-0000-4000-8000-000000000000","tags":[],"flag":0}]`,
+	}
+	for typ := range rows {
+		g.waitFor("/" + typ + "/" + name + "/typed?ps=1&pg=0")
+	}
+	all := listing(t, g.do("GET", auto, g.admin, nil))
+	for typ := range rows {
+		if fmtList(all[typ+"/"+name]["typed"]) != crud {
+			t.Errorf("%s: listing %v", typ, all[typ+"/"+name])
+		}
+		d := describe(t, g.do("GET", auto+"/"+typ+"/"+name+"/typed/_describe", g.admin, nil))
+		if d.Columns[0].Name != "id" || d.Columns[0].Kind != "integer" || d.Columns[1].Kind != "string" || d.Columns[1].Nullable {
+			t.Errorf("%s: described %+v", typ, d.Columns[:2])
+		}
+	}
+	raw, _ := callerDoc(t, g, g.admin)
+	v := openAPIValidator(t, "admin", raw)
+	send := func(method, path, body string, status int) {
+		t.Helper()
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req, _ := http.NewRequest(method, g.srv.URL+path, rd)
+		req.Header.Set("LB-Access-Token", g.admin)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := g.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != status {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		if body != "" {
+			req.Body = io.NopCloser(strings.NewReader(body))
+		}
+		if ok, errs := v.ValidateHttpRequestResponse(req, resp); !ok {
+			for _, e := range errs {
+				t.Errorf("%s %s: %s: %s", method, path, e.Message, e.Reason)
+				for _, se := range e.SchemaValidationErrors {
+					t.Errorf("  %s at %s", se.Reason, se.FieldPath+" "+se.KeywordLocation)
+				}
+			}
+			t.Logf("answer: %s", b)
+		}
+	}
+	for typ, body := range rows {
+		path := auto + "/" + typ + "/" + name + "/typed"
+		send("POST", path, body, 201)
+		send("GET", path+"?ps=10&pg=0&oy=id.as", "", 200)
+	}
+	send("GET", auto+"/mi/app/notes?ps=10&pg=0", "", 200)
+	send("POST", auto+"/mi/app/notes", `{"title":"typed","body":"checked"}`, 201)
+}
