@@ -109,6 +109,7 @@ func (s *Server) mountAdmin(r chi.Router) {
 
 		a.databases().mount(r, adminProject+"/databases", adminProject+"/databases/{type}/{schema}", http.MethodPatch)
 		r.Post(adminProject+"/databases/{type}/{schema}/test", a.testDatabase)
+		r.Post(adminProject+"/databases/{type}/{schema}/reload", a.reloadDatabase)
 
 		a.mountPolicy(r, adminProject)
 

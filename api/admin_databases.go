@@ -183,9 +183,10 @@ func (a *admin) testDatabase(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if err := a.probe(r, d.Type, d.Schema, d.DSN); err != nil {
+	n, err := dialects.ProbeTables(r.Context(), d.Type, dialects.Config{DSN: d.DSN, Schema: d.Schema}, a.trust(r))
+	if err := a.testFailed(r, d.Type, d.Schema, d.DSN, err); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "type": d.Type, "schema": d.Schema})
+	writeJSON(w, http.StatusOK, tablesAnswer(d.Type, d.Schema, n))
 }

@@ -32,8 +32,19 @@ const Unreachable = "could not connect to the database (check the host, the port
 // same, so the test cannot be used to scan the gateway's network. The
 // cause stays in the error, for the log.
 func Probe(ctx context.Context, typ string, cfg Config, trust Trust) error {
+	_, err := ProbeTables(ctx, typ, cfg, trust)
+	return err
+}
+
+// NoTablesWarning is what `minimal db add`, `db test` and the admin API
+// say of a schema in which the connection test found no table: the
+// schema's name may be wrong, or the login may not see its tables.
+const NoTablesWarning = "the schema holds no table or view the gateway can see: check the schema's name and that the login may read its tables"
+
+// ProbeTables is Probe answering how many tables and views it found.
+func ProbeTables(ctx context.Context, typ string, cfg Config, trust Trust) (int, error) {
 	if !slices.Contains(Types(), typ) {
-		return fault.New(fault.Invalid, "unknown database type %q (this gateway serves %s)", typ, strings.Join(Types(), ", "))
+		return 0, fault.New(fault.Invalid, "unknown database type %q (this gateway serves %s)", typ, strings.Join(Types(), ", "))
 	}
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
@@ -51,16 +62,17 @@ func Probe(ctx context.Context, typ string, cfg Config, trust Trust) error {
 	}
 	src, err := Open(ctx, typ, cfg)
 	if err != nil {
-		return fail("open", err)
+		return 0, fail("open", err)
 	}
 	defer src.Close()
 	if err := src.Ping(ctx); err != nil {
-		return fail("connect", err)
+		return 0, fail("connect", err)
 	}
-	if _, err := src.Tables(ctx); err != nil {
-		return fail("list tables", err)
+	ts, err := src.Tables(ctx)
+	if err != nil {
+		return 0, fail("list tables", err)
 	}
-	return nil
+	return len(ts), nil
 }
 
 // minSecretLen is the shortest password Redact replaces inside text: a

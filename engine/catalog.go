@@ -107,6 +107,13 @@ func (c *catalog) sync(ctx context.Context) error {
 		if old, ok := c.sources[k]; ok && old.db.ID == d.ID && old.db.UpdatedAt.Equal(d.UpdatedAt) {
 			next[k] = old
 			continue
+		} else if ok && old.db.ID == d.ID && old.db.DSN == d.DSN {
+			// Touched (store.TouchDatabase): the same database, its
+			// tables to be read again; the pool stays.
+			old.forget()
+			old.db.UpdatedAt = d.UpdatedAt
+			next[k] = old
+			continue
 		}
 		next[k] = &source{db: d, cfg: dialects.Config{
 			DSN: d.DSN, Schema: d.Schema,

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sort"
 	"strings"
@@ -157,11 +158,29 @@ type Result struct {
 // resolution, permission gates, validation and coercion, rendering by the
 // table's dialect, execution and audit. The plan is modified in place
 // (coerced values, expanded projection).
+//
+// A statement the database refuses because a table or column it names no
+// longer exists (dialects.ErrSchemaChanged) refreshes the database's
+// tables at once; a read is then run again, once, from the plan as it was
+// given, so it sees the table as it is now (a dropped column is left out
+// of "every column", a column asked for by name is a 400); a write is not
+// retried and answers 409.
 func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Plan) (res *Result, err error) {
+	var again *query.Plan
+	if plan.Action == query.Read {
+		again = clonePlan(plan)
+	}
+	return e.execute(ctx, p, plan, again)
+}
+
+// execute is Execute; again, when not nil, is the read to run if the
+// database's tables changed under this one.
+func (e *Engine) execute(ctx context.Context, p *auth.Principal, plan, again *query.Plan) (res *Result, err error) {
 	start := time.Now()
 	object := permissions.Object(plan.Type, plan.Schema, plan.Table)
+	retried := false
 	defer func() {
-		if err != nil {
+		if err != nil && !retried {
 			e.audit(ctx, p, plan, object, 0, err, start)
 		}
 	}()
@@ -192,10 +211,17 @@ func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Pla
 	switch plan.Action {
 	case query.Read:
 		rows, err := src.Read(ctx, plan)
-		if err != nil {
-			return nil, err
+		var pr *peekRows
+		if err == nil {
+			pr, err = prefetch(rows)
 		}
-		pr, err := prefetch(rows)
+		if errors.Is(err, dialects.ErrSchemaChanged) {
+			e.schemaChanged(ctx, p, plan, err)
+			if again != nil {
+				retried = true
+				return e.execute(ctx, p, again, nil)
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -204,6 +230,10 @@ func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Pla
 		}}}, nil
 	default:
 		wr, err := src.Write(ctx, plan)
+		if errors.Is(err, dialects.ErrSchemaChanged) {
+			e.schemaChanged(ctx, p, plan, err)
+			return nil, fault.Wrap(fault.Conflict, err, "the table changed in the database since the gateway read it (%s); its columns are read again now: check the request against the table and send it again", fault.As(err).Message)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"time"
 
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/fault"
@@ -73,7 +72,5 @@ func (e *Engine) Refresh(p *auth.Principal, typ, schema string) {
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	s.tables, s.loadedAt, s.tried = nil, time.Time{}, time.Time{}
-	s.mu.Unlock()
+	s.forget()
 }

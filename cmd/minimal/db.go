@@ -70,6 +70,9 @@ func (d dsnSource) read(cmd string, stdin io.Reader) (string, error) {
 
 func cmdDB(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	sub := args[0]
+	if sub == "reload" {
+		return cmdDBReload(ctx, args[1:], stdout, stderr)
+	}
 	cmd := "db " + sub
 	fs := newFlags(cmd, stderr)
 	dataDir := dataDirFlag(fs)
@@ -123,7 +126,11 @@ func cmdDB(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		if skipTest != nil && *skipTest {
 			return nil
 		}
-		return dialects.Probe(ctx, *typ, dialects.Config{DSN: dsn, Schema: *schema}, operator)
+		n, err := dialects.ProbeTables(ctx, *typ, dialects.Config{DSN: dsn, Schema: *schema}, operator)
+		if err == nil && n == 0 {
+			fmt.Fprintf(stderr, "warning: %s/%s: %s\n", *typ, *schema, dialects.NoTablesWarning)
+		}
+		return err
 	}
 	switch sub {
 	case "add":

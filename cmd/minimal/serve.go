@@ -43,6 +43,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	maxConns := fs.Int("max-conns", 0, "pool size per database, every type (0: max(4, CPUs))")
 	dbAllow := dbAllowFlag(fs)
 	shutdownGrace := fs.Duration("shutdown-grace", 20*time.Second, "time in-flight requests get to finish on SIGTERM")
+	refreshInterval := refreshIntervalFlag(fs)
 	acquireTimeout := fs.Duration("acquire-timeout", 5*time.Second, "longest wait for a pooled connection of a database (504 past it; 0: no bound but the request)")
 	rateLimit := fs.Float64("rate-limit", 0, "requests per second allowed to each identity across both faces (429 above; 0: off)")
 	rateBurst := fs.Int("rate-burst", 0, "requests an identity may make at once (0: the rate, rounded up)")
@@ -71,6 +72,8 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return usagef("serve: --rate-burst must not be negative")
 	case *acquireTimeout < 0:
 		return usagef("serve: --acquire-timeout must not be negative")
+	case *refreshInterval <= 0:
+		return usagef("serve: --refresh-interval (env %s) must be a positive duration", envRefreshInterval)
 	case *bodyTimeout <= 0:
 		return usagef("serve: --body-timeout (env %s) must be a positive duration", envBodyTimeout)
 	}
@@ -160,7 +163,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	eng, err := engine.New(ctx, st, engine.Config{
 		StatementTimeout: *stmtTimeout, MaxConns: *maxConns, AcquireTimeout: *acquireTimeout, Logger: log,
-		Audit: audit, Refused: func(ctx context.Context, g engine.RefusalGate) { metrics.Refused(ctx, string(g)) },
+		Audit: audit, RefreshInterval: *refreshInterval, Refused: func(ctx context.Context, g engine.RefusalGate) { metrics.Refused(ctx, string(g)) },
 	})
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
+	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/fault"
 )
 
@@ -109,9 +110,9 @@ func mapException(ex *clickhouse.Exception, err error) error {
 	case codeTimeoutExceeded, codeQueryCancelled:
 		return fault.Wrap(fault.Timeout, err, "database statement timed out")
 	case codeUnknownTable, codeUnknownDatabase:
-		return fault.Wrap(fault.NotFound, err, "table not found")
+		return dialects.SchemaChanged(fault.NotFound, err, "table not found")
 	case codeNoSuchColumn, codeUnknownIdentifier:
-		return fault.Wrap(fault.Invalid, err, "unknown column")
+		return dialects.SchemaChanged(fault.Invalid, err, "unknown column")
 	case codeSyntaxError:
 		return fault.Wrap(fault.Invalid, err, "statement rejected by ClickHouse as a syntax error")
 	case codeTypeMismatch, codeIllegalType, codeNoCommonType, codeIllegalColumn:

@@ -26,6 +26,7 @@ const (
 	erServerShutdown              = 1053
 	erDupEntry                    = 1062
 	erNoSuchTable                 = 1146
+	erBadField                    = 1054
 	erLockWaitTimeout             = 1205
 	erLockDeadlock                = 1213
 	erNoReferencedRow             = 1216
@@ -141,7 +142,10 @@ func mapServerError(me *mysql.MySQLError, err error) error {
 		// The same call can succeed again.
 		return fault.Wrap(fault.Conflict, err, "transaction conflicted with another; retry")
 	case erNoSuchTable:
-		return fault.Wrap(fault.NotFound, err, "table not found")
+		return dialects.SchemaChanged(fault.NotFound, err, "table not found")
+	case erBadField:
+		// Unknown column: dropped or renamed after the catalog was read.
+		return dialects.SchemaChanged(fault.Invalid, err, "unknown column")
 	case erOptionPreventsStmt, erReadOnlyTx:
 		return fault.Wrap(fault.Unavailable, err, "database is read-only")
 	case erConnCountError, erAccessDenied, erBadDB, erServerShutdown, erConnectionKilled,

@@ -100,7 +100,10 @@ func mapPgError(pe *pgconn.PgError, err error) error {
 	case code == "42P01", code == "3F000":
 		// undefined_table, invalid_schema_name: dropped after the engine's
 		// catalog was read. The caller gets the 404 a missing table gets.
-		return fault.Wrap(fault.NotFound, err, "table not found")
+		return dialects.SchemaChanged(fault.NotFound, err, "table not found")
+	case code == "42703":
+		// undefined_column: dropped or renamed after the catalog was read.
+		return dialects.SchemaChanged(fault.Invalid, err, "unknown column")
 	case code == "57014":
 		// query_canceled: statement_timeout or a cancel request.
 		return fault.Wrap(fault.Timeout, err, "database statement timed out")
