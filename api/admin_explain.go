@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -8,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/query"
 )
 
 // explainJSON is the answer of GET …/explain: how a request by an identity
@@ -90,16 +93,10 @@ func (a *admin) explainOf(r *http.Request) (*explainJSON, error) {
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(r.Context(), method, u.String(), strings.NewReader(body))
-	if err != nil {
-		return nil, fault.New(fault.Invalid, "parameter \"path\": %v", err)
-	}
-	req.RequestURI = u.RequestURI()
-	plan, err := PlanFromRequest(nil, req, a.s.cfg)
+	plan, x, err := ExplainRequest(r.Context(), a.s.eng, principal, method, u, body, a.s.cfg)
 	if err != nil {
 		return nil, err
 	}
-	x := a.s.eng.Explain(r.Context(), principal, plan)
 	out := &explainJSON{
 		Identity: principal.Identity, Roles: principal.Roles, KeyType: principal.KeyType.String(),
 		Method: method, Path: path, Action: plan.Action.String(), Object: x.Object,
@@ -119,6 +116,23 @@ func (a *admin) explainOf(r *http.Request) (*explainJSON, error) {
 		out.Outcome.Code, out.Outcome.Message = fe.WireCode(), fe.Message
 	}
 	return out, nil
+}
+
+// ExplainRequest plans an Auto API request of p — method, u (path and
+// query string), JSON body — as the Auto API would, and explains it
+// (engine.Explain) without running it: the one reading of a request that
+// GET …/explain and `minimal policy explain` share.
+func ExplainRequest(ctx context.Context, eng *engine.Engine, p *auth.Principal, method string, u *url.URL, body string, cfg Config) (*query.Plan, *engine.Explanation, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), strings.NewReader(body))
+	if err != nil {
+		return nil, nil, fault.New(fault.Invalid, "request %s %s: %v", method, u, err)
+	}
+	req.RequestURI = u.RequestURI()
+	plan, err := PlanFromRequest(nil, req, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return plan, eng.Explain(ctx, p, plan), nil
 }
 
 // explainOp documents GET …/explain in the OpenAPI document.

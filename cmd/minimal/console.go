@@ -71,13 +71,7 @@ func cmdConsoleLink(ctx context.Context, args []string, stdout, stderr io.Writer
 	if !id.Enabled {
 		return fault.New(fault.Forbidden, "identity %q is disabled", id.Name)
 	}
-	c := store.ConsoleCode{IdentityID: id.ID, KeyType: *keyType, TTL: *ttl}
-	for _, r := range strings.Split(*roles, ",") {
-		if r = strings.TrimSpace(r); r != "" {
-			c.Roles = append(c.Roles, r)
-		}
-	}
-	code, expires, err := console.NewCode(ctx, st, c)
+	code, expires, err := console.NewCode(ctx, st, store.ConsoleCode{IdentityID: id.ID, Roles: splitRoles(*roles), KeyType: *keyType, TTL: *ttl})
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -65,21 +64,15 @@ func policyExplain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, m, u.String(), strings.NewReader(*body))
-	if err != nil {
-		return usagef("policy explain: %v", err)
-	}
-	req.RequestURI = u.RequestURI()
-	plan, err := api.PlanFromRequest(nil, req, api.Config{})
-	if err != nil {
-		return err
-	}
 	eng, err := engine.New(ctx, st, engine.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	x := eng.Explain(ctx, principal, plan)
+	plan, x, err := api.ExplainRequest(ctx, eng, principal, m, u, *body, api.Config{})
+	if err != nil {
+		return err
+	}
 
 	fmt.Fprintf(stdout, "identity %s  roles %v  key_type %s\n", principal.Identity, principal.Roles, principal.KeyType)
 	fmt.Fprintf(stdout, "request  %s %s  (%s on %s)\n\n", m, *path, plan.Action, x.Object)

@@ -65,14 +65,7 @@ func tokenMint(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	opt := auth.MintOptions{KeyType: *keyType, TTL: lifetime}
-	if *roles != "" {
-		for _, r := range strings.Split(*roles, ",") {
-			if r = strings.TrimSpace(r); r != "" {
-				opt.Roles = append(opt.Roles, r)
-			}
-		}
-	}
+	opt := auth.MintOptions{KeyType: *keyType, TTL: lifetime, Roles: splitRoles(*roles)}
 	tok, err := auth.Mint(ctx, st, key, id, opt)
 	if err != nil {
 		return err
@@ -90,6 +83,18 @@ func tokenMint(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Token: tok, JTI: p.TokenID, Identity: id.Name, Roles: p.Roles, KeyType: p.KeyType.String(),
 		ExpiresAt: p.ExpiresAt.UTC().Format(time.RFC3339),
 	})
+}
+
+// splitRoles reads a --roles flag: comma-separated names, blanks
+// ignored; nil for none (every role the identity holds).
+func splitRoles(s string) []string {
+	var out []string
+	for _, r := range strings.Split(s, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // mintedJSON is what `token mint --json` prints.
