@@ -33,7 +33,9 @@ func TestDBCommandsAreOperator(t *testing.T) {
 	}
 
 	for _, run := range []func() (string, string, int){
-		func() (string, string, int) { return cli(t, "serve", "--data-dir", t.TempDir(), "--db-allow", "10.0.0.0/33") },
+		func() (string, string, int) {
+			return cli(t, "serve", "--data-dir", t.TempDir(), "--db-allow", "10.0.0.0/33")
+		},
 		func() (string, string, int) {
 			return cliEnv(t, []string{"MINIMAL_DB_ALLOW=db.internal,user@host"}, "serve", "--data-dir", t.TempDir())
 		},
