@@ -141,8 +141,17 @@ type columnEntry struct {
 	PrimaryKey bool    `json:"primary_key"`
 	HasDefault bool    `json:"has_default"`
 	Default    *string `json:"default"`
+	// References is the column a single-column foreign key points at,
+	// when the dialect tells and the caller may see that column.
+	References *columnRef `json:"references"`
 	// Actions are those the caller may use the column in.
 	Actions []string `json:"actions"`
+}
+
+// columnRef names a column of the same database.
+type columnRef struct {
+	Table  string `json:"table"`
+	Column string `json:"column"`
 }
 
 // tableDescription is the answer of DescribeSegment.
@@ -176,7 +185,7 @@ func (s *Server) describe(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, t := range ts {
 		if t.Name == name {
-			writeJSON(w, http.StatusOK, describeTable(t))
+			writeJSON(w, http.StatusOK, describeTable(t, ts))
 			return
 		}
 	}
@@ -188,8 +197,9 @@ func (s *Server) describe(w http.ResponseWriter, r *http.Request) {
 var errNoTable = fault.New(fault.NotFound, "table not found")
 
 // describeTable builds a description: every column some held action may
-// use, in table order.
-func describeTable(t engine.TableAccess) tableDescription {
+// use, in table order. A foreign key is shown only when its target column
+// is one the caller sees in db, the database's visible tables.
+func describeTable(t engine.TableAccess, db []engine.TableAccess) tableDescription {
 	d := tableDescription{Type: t.Type, Schema: t.Schema, Table: t.Name, Actions: actionNames(t.Actions),
 		RowScoped: []string{}, PrimaryKey: []string{}, Columns: []columnEntry{}}
 	uses := map[string][]string{}
@@ -211,12 +221,29 @@ func describeTable(t engine.TableAccess) tableDescription {
 			def := c.Default
 			e.Default = &def
 		}
+		if c.RefTable != "" && visibleColumn(db, c.RefTable, c.RefColumn) {
+			e.References = &columnRef{Table: c.RefTable, Column: c.RefColumn}
+		}
 		if c.PrimaryKey {
 			d.PrimaryKey = append(d.PrimaryKey, c.Name)
 		}
 		d.Columns = append(d.Columns, e)
 	}
 	return d
+}
+
+// visibleColumn reports whether the caller sees a column of a table of db.
+func visibleColumn(db []engine.TableAccess, table, column string) bool {
+	for _, t := range db {
+		if t.Name == table {
+			for _, c := range t.Columns {
+				if c.Name == column {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // grantOf is the grant of one action, nil when the caller does not hold it.
@@ -257,7 +284,10 @@ func discoveryOps(d *document) {
 	col := obj{"type": "object", "properties": obj{
 		"name": obj{"type": "string"}, "type": str("The database's type name."), "kind": str("Neutral kind: integer, float, decimal, boolean, string, uuid, date, time, timestamp, timestamptz, json, bytes, array, other."),
 		"nullable": obj{"type": "boolean"}, "primary_key": obj{"type": "boolean"}, "has_default": obj{"type": "boolean", "description": "The database can fill it (default, identity, generated)."},
-		"default": obj{"type": []string{"string", "null"}}, "actions": obj{"type": "array", "items": obj{"type": "string"}, "description": "The actions you may use this column in."}}}
+		"default": obj{"type": []string{"string", "null"}},
+		"references": obj{"type": []string{"object", "null"}, "description": "The column a single-column foreign key references (PostgreSQL), when you may see it.",
+			"properties": obj{"table": obj{"type": "string"}, "column": obj{"type": "string"}}},
+		"actions": obj{"type": "array", "items": obj{"type": "string"}, "description": "The actions you may use this column in."}}}
 	d.op("GET", base+"/{type}/{schema}/{table}/"+DescribeSegment, obj{"tags": []string{"auto"}, "operationId": "describeTable", "summary": "Describe a table",
 		"description": "The columns you may use (type, kind, nullability, primary key, default, and the actions each may be used in) and your actions on the table. A hidden table answers the same 404 as a missing one.",
 		"security":    tokenSecurity,

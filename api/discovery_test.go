@@ -3,12 +3,14 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/store"
 )
 
@@ -251,4 +253,63 @@ func (g *gateway) otherProjectAdmin() string {
 		g.t.Fatal(err)
 	}
 	return tok
+}
+
+// TestDescribeForeignKeys: a PostgreSQL foreign key is described on its
+// column, but only when the caller may see the column it references.
+func TestDescribeForeignKeys(t *testing.T) {
+	g := newGateway(t, engine.Config{})
+	schema := g.pgSchema(pgDSN(t))
+	ctx := context.Background()
+	emp, dept := "pg/"+schema+"/employees", "pg/"+schema+"/departments"
+	pol := store.Policy{
+		Templates: []store.Template{
+			{Name: "emp", Rules: []store.Rule{{Object: emp, Actions: []string{"read"}}}},
+			{Name: "dept-name", Rules: []store.Rule{{Object: dept, Actions: []string{"read"}, Columns: []string{"name"}}}},
+			{Name: "dept", Rules: []store.Rule{{Object: dept, Actions: []string{"read"}}}},
+		},
+		Bindings: []store.Binding{
+			{Role: "emp-only", Templates: []string{"emp"}},
+			{Role: "dept-name", Templates: []string{"emp", "dept-name"}},
+			{Role: "both", Templates: []string{"emp", "dept"}},
+		},
+	}
+	if err := g.st.ReplacePolicy(ctx, g.proj.ID, pol); err != nil {
+		t.Fatal(err)
+	}
+	space, _ := g.st.Space(ctx, g.proj.ID, "main")
+	refs := func(tok string) map[string]string {
+		t.Helper()
+		var d struct {
+			Columns []struct {
+				Name       string
+				References *struct{ Table, Column string }
+			}
+		}
+		r := g.do("GET", auto+"/"+emp+"/_describe", tok, nil)
+		expect(t, r, 200)
+		if err := json.Unmarshal(r.body, &d); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, c := range d.Columns {
+			if c.References != nil {
+				out[c.Name] = c.References.Table + "." + c.References.Column
+			}
+		}
+		return out
+	}
+	if got := refs(g.admin); fmt.Sprint(got) != "map[department_id:departments.id]" {
+		t.Errorf("admin: %v", got)
+	}
+	for role, want := range map[string]string{"emp-only": "map[]", "dept-name": "map[]", "both": "map[department_id:departments.id]"} {
+		if _, err := g.st.CreateIdentity(ctx, store.Identity{ProjectID: g.proj.ID, SpaceID: space.ID, Name: role, Kind: "user", Roles: []string{role}, KeyType: "crud", Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
+		tok := g.mint(role, auth.MintOptions{})
+		waitStatus(t, g, auto+"/"+emp+"?ps=1&pg=0", tok, 200)
+		if got := refs(tok); fmt.Sprint(got) != want {
+			t.Errorf("%s: %v, want %s", role, got, want)
+		}
+	}
 }

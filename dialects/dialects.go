@@ -53,6 +53,10 @@ type Column struct {
 	// (default expression, identity, serial, generated).
 	HasDefault bool
 	Default    string // default expression as the database reports it, if any
+	// RefTable and RefColumn name the column of the same schema that a
+	// single-column foreign key on this column references: "" when there
+	// is none or the dialect does not tell (PostgreSQL tells).
+	RefTable, RefColumn string
 }
 
 // Table is one introspected table or view.

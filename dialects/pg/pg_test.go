@@ -322,6 +322,12 @@ func testTables(t *testing.T, db *testDB, src dialects.Source) {
 		}
 	}
 
+	// A single-column foreign key names the column it references.
+	orders := byName["orders"].Columns
+	if len(orders) != 2 || orders[0].RefTable != "" || orders[1].RefTable != "items" || orders[1].RefColumn != "id" {
+		t.Errorf("orders: %+v", orders)
+	}
+
 	pair := byName["pair"].Columns
 	if len(pair) != 3 || !pair[0].PrimaryKey || !pair[1].PrimaryKey || pair[2].PrimaryKey || pair[2].Nullable {
 		t.Errorf("pair: %+v", pair)

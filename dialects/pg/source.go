@@ -193,7 +193,8 @@ func (s *Source) plan(p *query.Plan) (*query.Plan, error) {
 
 // tablesSQL lists the columns of every table, view, materialized view and
 // foreign table of a schema (partitions are reached through their parent).
-// Domains are described by their base type.
+// Domains are described by their base type. A column that is alone a
+// foreign key to a table of the same schema names the column it references.
 const tablesSQL = `
 SELECT c.relname,
        a.attname,
@@ -206,7 +207,9 @@ SELECT c.relname,
        NOT a.attnotnull,
        COALESCE(pk.yes, false),
        a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '',
-       COALESCE(pg_catalog.pg_get_expr(d.adbin, d.adrelid), '')
+       COALESCE(pg_catalog.pg_get_expr(d.adbin, d.adrelid), ''),
+       COALESCE(fk.ref_table, ''),
+       COALESCE(fk.ref_column, '')
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -218,6 +221,15 @@ LEFT JOIN LATERAL (
     WHERE i.indrelid = c.oid AND i.indisprimary AND a.attnum = ANY (i.indkey)
     LIMIT 1
 ) pk ON true
+LEFT JOIN LATERAL (
+    SELECT rc.relname::text AS ref_table, ra.attname::text AS ref_column
+    FROM pg_catalog.pg_constraint k
+    JOIN pg_catalog.pg_class rc ON rc.oid = k.confrelid AND rc.relnamespace = c.relnamespace
+    JOIN pg_catalog.pg_attribute ra ON ra.attrelid = k.confrelid AND ra.attnum = k.confkey[1]
+    WHERE k.conrelid = c.oid AND k.contype = 'f' AND k.conkey = ARRAY[a.attnum]
+    ORDER BY k.conname
+    LIMIT 1
+) fk ON true
 WHERE n.nspname = $1
   AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
   AND NOT c.relispartition
@@ -244,7 +256,7 @@ func (s *Source) Tables(ctx context.Context) ([]dialects.Table, error) {
 			isArray               bool
 		)
 		if err := rows.Scan(&table, &col.Name, &col.DBType, &oid, &typname, &isArray, &elem, &delim,
-			&col.Nullable, &col.PrimaryKey, &col.HasDefault, &col.Default); err != nil {
+			&col.Nullable, &col.PrimaryKey, &col.HasDefault, &col.Default, &col.RefTable, &col.RefColumn); err != nil {
 			return nil, s.err(ctx, err)
 		}
 		col.Kind = s.learn(oid, typname, isArray, elem, delim)
