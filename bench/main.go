@@ -406,6 +406,11 @@ func bench(ctx context.Context, o options) (_ *summary, err error) {
 	// The load phase is over: free the CPU the baseline might still use.
 	direct.stop()
 
+	// 4d. REST count=exact and agg= reads vs their SQL run directly.
+	if err := restOpsPhase(ctx, gwBase, token, conn, sum); err != nil {
+		return sum, fmt.Errorf("REST count and aggregates: %w", err)
+	}
+
 	// 5. Streaming RSS, each format on a fresh gateway.
 	for _, format := range []string{"csv", "json"} {
 		gw.stop()

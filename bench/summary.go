@@ -33,6 +33,9 @@ type summary struct {
 	streams []streamResult
 
 	aggregate *aggregateResult
+
+	// restOps are the REST count and aggregate reads against their SQL.
+	restOps []restOpsResult
 }
 
 // scopedTarget is the throughput target of the scoped, column-limited read
@@ -141,6 +144,7 @@ func (s *summary) print(w io.Writer) {
 			fmt.Fprintf(&b, "mcp vs REST server CPU per request: %s vs %s (ratio %.2f)\n", micros(m), micros(r), float64(m)/float64(r))
 		}
 	}
+	printRestOps(&b, s.restOps)
 	if len(s.dialects) > 0 {
 		fmt.Fprintf(&b, "\ngateway vs direct driver per dialect (same run, %d-row pages by id):\n", pageSize)
 		for _, l := range s.dialects {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
 )
 
@@ -28,6 +29,10 @@ func (s *Source) insert(ctx context.Context, p *query.Plan, meta *tableMeta) (di
 		return dialects.WriteResult{}, err
 	}
 	if !info.returning {
+		if len(p.OnConflict) > 0 {
+			// Read back by key, an updated row would pass for a new one.
+			return dialects.WriteResult{}, fault.New(fault.Unsupported, "upsert (on_conflict) needs MariaDB 10.5 or later (INSERT … RETURNING); this server is %s", info.version)
+		}
 		return s.insertReadBack(ctx, p, meta, info)
 	}
 	chunks := chunkRows(p, maxParams, maxChunkBytes)

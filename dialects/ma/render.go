@@ -51,13 +51,16 @@ var (
 		Returning:   " RETURNING *",
 		Upsert:      sqlgen.UpsertOnDuplicateKey,
 		Engine:      "MariaDB",
-		MaxArgs:     sqlgen.Limit{Max: maxParams, Msg: "statement has %d values, MariaDB and MySQL accept at most %d"},
+		// DELETE … RETURNING; UPDATE has none.
+		DeleteReturning: true,
+		MaxArgs:         sqlgen.Limit{Max: maxParams, Msg: "statement has %d values, MariaDB and MySQL accept at most %d"},
 	}
 	mySQL = withoutReturning(mariaDB)
 )
 
 func withoutReturning(s sqlgen.Syntax) sqlgen.Syntax {
 	s.Returning = ""
+	s.DeleteReturning = false
 	return s
 }
 

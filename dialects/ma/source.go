@@ -837,6 +837,9 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 		if err != nil {
 			return dialects.WriteResult{}, err
 		}
+		if p.Return {
+			return s.deleteReturning(ctx, st, meta)
+		}
 		res, err := s.execOn(ctx, nil, st.SQL, st.Args)
 		if err != nil {
 			return dialects.WriteResult{}, s.err(ctx, err)

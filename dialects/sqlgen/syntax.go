@@ -91,6 +91,9 @@ type Syntax struct {
 	// RETURNING list (query.Plan.Return); without it such a plan is
 	// refused.
 	WriteReturning bool
+	// DeleteReturning marks an engine whose DELETE alone takes a
+	// RETURNING list (MariaDB).
+	DeleteReturning bool
 
 	// Mutations writes updates and deletes as ALTER TABLE … UPDATE and
 	// ALTER TABLE … DELETE (ClickHouse). A mutation's WHERE is always

@@ -88,7 +88,8 @@ func (b *Builder) returning(p *query.Plan) {
 	if !p.Return {
 		return
 	}
-	if !b.s.WriteReturning || len(p.Columns) == 0 {
+	ok := b.s.WriteReturning || p.Action == query.Delete && b.s.DeleteReturning
+	if !ok || len(p.Columns) == 0 {
 		b.Fail(fault.New(fault.Unsupported, "return=rows on %s is not supported by %s", p.Action, b.s.Engine))
 		return
 	}
