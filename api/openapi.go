@@ -271,6 +271,12 @@ func openAPI() obj {
 		"requestBody": obj{"required": false, "content": obj{"application/json": obj{"schema": schemaRef("TokenRequest")}}},
 		"responses":   withErrors(obj{"201": reply("The token, shown once.", schemaRef("Token"))}, "400", "401", "403", "413")})
 
+	d.op("GET", AdminSessionsPath, obj{"tags": []string{"admin: sessions"}, "operationId": "listSessions", "summary": "List AI sessions",
+		"description": "The AI sessions of the caller's project, newest first. Needs the admin role (a token; the server key is not accepted here).",
+		"security":    tokenSecurity,
+		"parameters":  []any{obj{"name": "limit", "in": "query", "required": false, "description": "1 to 1000 (default 100).", "schema": obj{"type": "string"}}},
+		"responses": withErrors(obj{"200": reply("Sessions, newest first.", obj{"type": "object", "properties": obj{
+			"data": obj{"type": "array", "items": obj{"$ref": "#/components/schemas/Journal/properties/session"}}}})}, "400", "401", "403")})
 	d.op("GET", AdminSessionsPath+"/{id}/journal", obj{"tags": []string{"admin: sessions"}, "operationId": "sessionJournal", "summary": "AI session journal",
 		"description": "A session of the caller's project and every tool call journaled in it. Needs the admin role (a token; the server key is not accepted here).",
 		"security":    tokenSecurity,

@@ -135,6 +135,7 @@ func New(d Deps, cfg Config) http.Handler {
 	r.Route(AutoPrefix+"/{org}/{project}", s.discoveryRoutes)
 	r.Route(CustomPrefix+"/{org}/{project}", s.customRoutes)
 	r.With(s.authenticate).Post(TokensPath, s.mintToken)
+	r.With(s.authenticate).Get(AdminSessionsPath, s.listSessions)
 	r.With(s.authenticate).Get(AdminSessionsPath+"/{id}/journal", s.sessionJournal)
 	s.mountAdmin(r)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

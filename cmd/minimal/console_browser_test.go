@@ -302,7 +302,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitText("#page", "Tables of pg/"+schema)
 	b.waitText("#page", "employees\tread, create, update, delete")
 	// Reload the database's tables (as after a migration).
-	b.do(chromedp.Click(chromedp.Search(`//tr[td[text()="`+schema+`"]]//button[text()="Reload tables"]`)))
+	b.do(chromedp.Click(chromedp.Search(`//tr[td[text()="` + schema + `"]]//button[text()="Reload tables"]`)))
 	b.waitText("#page", "Reloaded pg/"+schema+": 1 table.")
 	b.shot("databases")
 
@@ -370,13 +370,19 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	st.Close()
 	b.hash("#sessions")
-	b.fill("#session-id", sess.ID)
-	b.click("#session-open")
+	b.waitText("#session-list", "quarterly report")
+	b.do(chromedp.Click(chromedp.Search(`//tr[td[text()="quarterly report"]]//button[text()="Journal"]`)))
 	journal := b.waitText("#session-out", "query_table")
 	if !strings.Contains(journal, "quarterly report") || !strings.Contains(journal, "FORBIDDEN") {
 		t.Fatalf("journal: %q", journal)
 	}
 	b.shot("sessions")
+	// By id, too.
+	b.hash("#audit")
+	b.hash("#sessions")
+	b.fill("#session-id", sess.ID)
+	b.click("#session-open")
+	b.waitText("#session-out", "summing salaries")
 
 	// 5. The audit log and the metrics.
 	b.hash("#audit")

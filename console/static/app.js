@@ -535,11 +535,22 @@ function pageSessions(page, args) {
       show(out, errorBox(e));
     }
   }
+  const list = el("div", { id: "session-list", "aria-live": "polite" });
+  async function loadList() {
+    try {
+      const rows = (await api("GET", `${ADMIN}/sessions?limit=50`)).data.data;
+      show(list, table(["name", "identity", "state", "started_at", "last_seen_at", "context"], rows, (r) =>
+        el("button", { type: "button", class: "quiet", onclick: () => { id.value = r.id; load(); } }, "Journal"), "The project's AI sessions, newest first")
+        || empty("No AI session yet: agents start one with their first MCP tool call that names it."));
+    } catch (e) {
+      show(list, errorBox(e));
+    }
+  }
   const form = el("form", { class: "row", onsubmit: (ev) => { ev.preventDefault(); load(); } },
     field("Session id", id, true), el("button", { type: "submit", id: "session-open" }, "Open journal"));
-  show(page, el("h1", {}, "AI sessions"),
-    el("p", { class: "note" }, "An AI session's id is in the answers of its MCP calls and in `minimal session journal`; its journal lists every tool call."),
+  show(page, el("h1", {}, "AI sessions"), list,
     el("section", { class: "panel" }, form), out);
+  loadList();
   if (args[0]) load();
 }
 
