@@ -416,6 +416,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	if strings.Contains(out, "salary") || strings.Contains(out, "Alan Turing") || !strings.Contains(out, "Grace Hopper") {
 		t.Fatalf("lena's rows: %q", out)
 	}
+	// Another format, through the Auto API: CSV of the granted columns.
+	b.setValue("#browse-format", "csv")
+	b.click("#browse-run")
+	csv := b.waitText("#browse-out", "id,full_name,department_id\n")
+	if strings.Contains(csv, "salary") || !strings.Contains(csv, "Grace Hopper,1") {
+		t.Fatalf("lena's CSV: %q", csv)
+	}
+	b.setValue("#browse-format", "json")
 	// Asking for the hidden column shows the Auto API's own refusal.
 	b.fill("#browse-fields", "id,salary")
 	b.click("#browse-run")
