@@ -14,23 +14,43 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
-// The direct road: a tools/call of the 2026-07-28 era that passes every
-// transport rule is answered here, calling the tool's handler and writing
-// the response in one pass, instead of through mcp-go's dispatcher. mcp-go's
+// The direct road: a tools/call or tools/list that passes every transport
+// rule is answered here in one pass — the tool's handler called and the
+// response written — instead of through mcp-go's dispatcher. mcp-go's
 // stateless path builds a session, goroutines and channels per request and
 // encodes the result with encoding/json, which re-scans the tool's JSON
 // text at every level of nesting; for a page of rows that was most of the
-// cost of a call. Everything else — other methods, the handshake era, and
-// any request that breaks a rule, so that the refusal is mcp-go's own — goes
-// to mcp-go. The answers are the same bytes (TestDirectParity).
+// cost of a call. It serves every protocol era: 2026-07-28 (the standard
+// headers checked as mcp-go checks them), and the handshake era
+// (2025-03-26 … 2025-11-25) when the request carries the Mcp-Session-Id
+// that initialize issued to its identity (transport.go). Everything else —
+// other methods, a handshake-era request without its transport session,
+// and any request that breaks a rule, so that the refusal is mcp-go's own —
+// goes to mcp-go. The answers are the same bytes (TestDirectParity).
+
+// era is how a result is written for the protocol version of a request.
+type era struct {
+	// modern: 2026-07-28 and later, whose results carry _meta naming the
+	// server and resultType.
+	modern bool
+	// structured: the client reads structuredContent (2025-06-18 and
+	// later), which a result then carries beside its text; a 2025-03-26
+	// client gets the text only (readsStructured).
+	structured bool
+}
 
 // direct answers body on the direct road and reports whether it did.
 func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Context, body []byte, rd *roads) bool {
-	if s.noDirect.Load() {
+	if s.noDirect.Load() || r.Header.Get(mcpgo.HeaderLastEventID) != "" {
 		return false
 	}
 	version := r.Header.Get(mcpgo.HeaderProtocolVersion)
-	if !mcpgo.IsModernProtocol(version) || !slices.Contains(SupportedVersions, version) || r.Header.Get(mcpgo.HeaderLastEventID) != "" {
+	e := era{modern: mcpgo.IsModernProtocol(version), structured: readsStructured(ctx)}
+	switch {
+	case e.modern && !slices.Contains(SupportedVersions, version):
+		return false
+	case !e.modern && callerFrom(ctx).transport == "":
+		// The handshake era without its transport session is mcp-go's.
 		return false
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
@@ -47,17 +67,43 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 			Arguments json.RawMessage `json:"arguments"`
 			Meta      *mcpgo.Meta     `json:"_meta"`
 			Task      json.RawMessage `json:"task"`
+			Cursor    json.RawMessage `json:"cursor"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(body, &msg) != nil || msg.JSONRPC != mcpgo.JSONRPC_VERSION || msg.Method != string(mcpgo.MethodToolsCall) {
+	if json.Unmarshal(body, &msg) != nil || msg.JSONRPC != mcpgo.JSONRPC_VERSION {
 		return false
 	}
 	params := &msg.Params
-	if params.Meta.ProtocolVersion() != version || params.Task != nil || !standardHeaders(r.Header, params.Name) {
+	// A handshake-era request names no version in _meta (one that does is
+	// left to mcp-go); a 2026-07-28 one names the header's, with the
+	// client's capabilities.
+	metaVersion := ""
+	if e.modern {
+		metaVersion = version
+		if params.Meta.ClientCapabilities() == nil {
+			return false
+		}
+	}
+	if params.Meta.ProtocolVersion() != metaVersion {
 		return false
 	}
 	id, ok := requestID(msg.ID)
 	if !ok {
+		return false
+	}
+	switch msg.Method {
+	case string(mcpgo.MethodToolsList):
+		if params.Cursor != nil || (e.modern && r.Header.Get(mcpgo.HeaderMethod) != msg.Method) {
+			return false
+		}
+		s.directCalls.Add(1)
+		s.listTools(w, ctx, id, rd, e)
+		return true
+	case string(mcpgo.MethodToolsCall):
+	default:
+		return false
+	}
+	if params.Task != nil || (e.modern && !standardHeaders(r.Header, params.Name)) {
 		return false
 	}
 	inv, h := rd.invokers[params.Name], rd.handlers[params.Name]
@@ -65,7 +111,7 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		return false
 	}
 	args := params.Arguments
-	if def := rd.headed[params.Name]; def != nil && !paramHeadersAgree(r.Header, def, args) {
+	if def := rd.headed[params.Name]; e.modern && def != nil && !paramHeadersAgree(r.Header, def, args) {
 		return false
 	}
 	if bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
@@ -82,24 +128,54 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	if inv != nil {
 		var rep reply
 		if rep, err = inv(ctx, req); err == nil {
-			s.encodeReply(buf, id, rep)
+			s.encodeReply(buf, id, rep, e)
 			rep.free()
 		}
 	} else {
 		var res *mcpgo.CallToolResult
 		if res, err = h(ctx, req); err == nil {
-			err = s.encodeResult(buf, id, res)
+			err = s.encodeResult(buf, id, res, e)
 		}
 	}
 	if err != nil {
 		buf.Reset()
 		encodeRPCError(buf, id, err)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
+	writeJSON(w, buf.Bytes())
 	return true
+}
+
+// writeJSON answers 200 with one JSON message.
+func writeJSON(w http.ResponseWriter, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+// listTools answers a tools/list: the tools of the transport sorted by
+// name, as the caller sees them (Server.listed), written as mcp-go writes
+// them (for 2026-07-28 with resultType, the server's name and the caching
+// hints mcp-go adds: ttlMs 0, cacheScope private).
+func (s *Server) listTools(w http.ResponseWriter, ctx context.Context, id []byte, rd *roads, e era) {
+	res := mcpgo.ListToolsResult{Tools: rd.list(ctx, rd.defs)}
+	if e.modern {
+		res.SetResultType(mcpgo.ResultTypeComplete)
+		res.EnsureResultMeta().SetServerInfo(mcpgo.Implementation{Name: serverName, Version: s.cfg.Version})
+		res.SetCacheHints(0, mcpgo.CacheScopePrivate)
+	}
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if b, err := json.Marshal(res); err != nil {
+		encodeRPCError(buf, id, err)
+	} else {
+		buf.WriteString(`{"jsonrpc":"2.0","id":`)
+		buf.Write(id)
+		buf.WriteString(`,"result":`)
+		buf.Write(b)
+		buf.WriteString("}\n")
+	}
+	writeJSON(w, buf.Bytes())
 }
 
 // standardHeaders applies mcp-go's rule for the Mcp-Method and Mcp-Name
@@ -182,15 +258,16 @@ func putBuffer(b *bytes.Buffer) {
 const maxPooledBuffer = 4 << 20
 
 // encodeResult writes the JSON-RPC response carrying res the way mcp-go
-// writes it for a 2026-07-28 client: keys in order, _meta naming this
-// server, resultType "complete", strings escaped as encoding/json escapes
-// them (HTML characters too) and a newline at the end. The tools of this
-// package answer text blocks and raw structured content only.
-func (s *Server) encodeResult(buf *bytes.Buffer, id []byte, res *mcpgo.CallToolResult) error {
+// writes it for a client of era e: keys in order (for 2026-07-28 _meta
+// naming this server and resultType "complete"), strings escaped as
+// encoding/json escapes them (HTML characters too) and a newline at the
+// end. The tools of this package answer text blocks and raw structured
+// content only.
+func (s *Server) encodeResult(buf *bytes.Buffer, id []byte, res *mcpgo.CallToolResult, e era) error {
 	if res == nil {
 		return errNilResult
 	}
-	s.openResult(buf, id)
+	s.openResult(buf, id, e)
 	for i, c := range res.Content {
 		tc, ok := c.(mcpgo.TextContent)
 		if !ok || tc.Annotations != nil || tc.Meta != nil {
@@ -205,11 +282,11 @@ func (s *Server) encodeResult(buf *bytes.Buffer, id []byte, res *mcpgo.CallToolR
 	}
 	switch sc := res.StructuredContent.(type) {
 	case nil:
-		closeResult(buf, res.IsError, nil, "")
+		closeResult(buf, res.IsError, nil, "", e)
 	case json.RawMessage:
 		// The tools answer compact JSON of their own making (mcp-go would
 		// compact it again; TestDirectParity holds the two equal).
-		closeResult(buf, res.IsError, sc, "")
+		closeResult(buf, res.IsError, sc, "", e)
 	default:
 		return errUnexpectedContent
 	}
@@ -218,23 +295,27 @@ func (s *Server) encodeResult(buf *bytes.Buffer, id []byte, res *mcpgo.CallToolR
 
 // encodeReply writes the response carrying a gateway tool's reply, the
 // bytes encodeResult writes for the reply's result (reply.result).
-func (s *Server) encodeReply(buf *bytes.Buffer, id []byte, r reply) {
-	s.openResult(buf, id)
+func (s *Server) encodeReply(buf *bytes.Buffer, id []byte, r reply, e era) {
+	s.openResult(buf, id, e)
 	buf.WriteString(`{"type":"text","text":`)
 	writeString(buf, r.text)
 	buf.WriteByte('}')
-	if r.isError {
-		closeResult(buf, true, nil, "") // a refusal has no structured content (reply.result)
+	if r.isError || !e.structured {
+		closeResult(buf, r.isError, nil, "", e) // a refusal has no structured content (reply.result)
 		return
 	}
-	closeResult(buf, false, r.text, r.key)
+	closeResult(buf, false, r.text, r.key, e)
 }
 
 // openResult writes a response up to the first content block.
-func (s *Server) openResult(buf *bytes.Buffer, id []byte) {
+func (s *Server) openResult(buf *bytes.Buffer, id []byte, e era) {
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(id)
-	buf.WriteString(`,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"minimal","version":`)
+	if !e.modern {
+		buf.WriteString(`,"result":{"content":[`)
+		return
+	}
+	buf.WriteString(`,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"` + serverName + `","version":`)
 	writeString(buf, s.cfg.Version)
 	buf.WriteString(`}},"content":[`)
 }
@@ -242,7 +323,7 @@ func (s *Server) openResult(buf *bytes.Buffer, id []byte) {
 // closeResult writes the rest of a response after the content blocks: the
 // structured content, when not nil, is raw JSON (wrapped in an object under
 // key when key is set) and escaped as encoding/json escapes raw messages.
-func closeResult(buf *bytes.Buffer, isError bool, structured []byte, key string) {
+func closeResult(buf *bytes.Buffer, isError bool, structured []byte, key string, e era) {
 	buf.WriteByte(']')
 	// isError is always written, false too: mini-app-mcp's clients (and
 	// agents) check it (finish.go adds it on mcp-go's road).
@@ -251,7 +332,9 @@ func closeResult(buf *bytes.Buffer, isError bool, structured []byte, key string)
 	} else {
 		buf.WriteString(`,"isError":false`)
 	}
-	buf.WriteString(`,"resultType":"complete"`)
+	if e.modern {
+		buf.WriteString(`,"resultType":"complete"`)
+	}
 	if structured != nil {
 		buf.WriteString(`,"structuredContent":`)
 		if key != "" {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -98,6 +99,7 @@ func (s *Server) front(next http.Handler, rd *roads, who func(*http.Request) (*c
 		if unsupportedHandshakeVersion(w, r.Header, body) {
 			return
 		}
+		c.version = cmp.Or(r.Header.Get(mcpgo.HeaderProtocolVersion), mcpgo.ProtocolVersion20250326)
 		ctx := withCaller(r.Context(), c)
 		if s.direct(w, r, ctx, body, rd) {
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -180,32 +181,22 @@ func (s *Server) build(stdio bool) (*mcpserver.MCPServer, *roads) {
 	// tools/list shows what the caller could succeed with (listing.go).
 	// Calls are not filtered: a tool ruled out is refused by the permission
 	// pipeline, with the same message as on REST.
+	rd := &roads{handlers: map[string]mcpserver.ToolHandlerFunc{}, invokers: map[string]invoker{}, headed: map[string]*mcpgo.Tool{},
+		list: func(ctx context.Context, defs []mcpgo.Tool) []mcpgo.Tool { return s.listed(ctx, tools, defs) }}
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcpgo.ListToolsRequest, res *mcpgo.ListToolsResult) {
-		kept := make([]mcpgo.Tool, 0, len(res.Tools)) // never nil: "tools" must be an array
-		if p, err := s.principal(ctx); err == nil {
-			o := s.offerFor(ctx, p)
-			for _, def := range res.Tools {
-				switch t := lookup(tools, def.Name); {
-				case t != nil && o.tool(t):
-					kept = append(kept, def)
-				case t == nil && s.miniAppListed(o, def.Name) && !s.dropIn:
-					kept = append(kept, o.miniAppDef(def))
-				case t == nil && s.miniAppListed(o, def.Name):
-					kept = append(kept, def)
-				}
-			}
-		}
-		res.Tools = kept
+		res.Tools = rd.list(ctx, res.Tools)
 	})
-	srv := mcpserver.NewMCPServer("minimal", s.cfg.Version, append([]mcpserver.ServerOption{
+	srv := mcpserver.NewMCPServer(serverName, s.cfg.Version, append([]mcpserver.ServerOption{
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithInstructions(instructions),
 		mcpserver.WithHooks(hooks),
 	}, s.miniAppOptions()...)...)
-	rd := &roads{handlers: map[string]mcpserver.ToolHandlerFunc{}, invokers: map[string]invoker{}, headed: map[string]*mcpgo.Tool{}}
 	add := func(def mcpgo.Tool, h mcpserver.ToolHandlerFunc) {
+		h = textOnlyBefore20250618(h)
 		srv.AddTool(def, h)
 		rd.handlers[def.Name] = h
+		i, _ := slices.BinarySearchFunc(rd.defs, def.Name, func(d mcpgo.Tool, name string) int { return strings.Compare(d.Name, name) })
+		rd.defs = slices.Insert(rd.defs, i, def)
 		if mcpgo.ExtractParamHeaderBindings(&def) != nil {
 			rd.headed[def.Name] = &def
 		}
@@ -230,6 +221,62 @@ type roads struct {
 	// headed are the tools with an argument mirrored in a header
 	// (x-mcp-header: session_id).
 	headed map[string]*mcpgo.Tool
+	// defs are the definitions of every tool, sorted by name as mcp-go
+	// lists them; list keeps those a caller is shown (Server.listed).
+	defs []mcpgo.Tool
+	list func(context.Context, []mcpgo.Tool) []mcpgo.Tool
+}
+
+// listed are the tool definitions among defs a caller is shown in
+// tools/list (listing.go), the mini-app ones as the gateway lists them.
+func (s *Server) listed(ctx context.Context, tools []*tool, defs []mcpgo.Tool) []mcpgo.Tool {
+	kept := make([]mcpgo.Tool, 0, len(defs)) // never nil: "tools" must be an array
+	p, err := s.principal(ctx)
+	if err != nil {
+		return kept
+	}
+	o := s.offerFor(ctx, p)
+	for _, def := range defs {
+		switch t := lookup(tools, def.Name); {
+		case t != nil && o.tool(t):
+			kept = append(kept, def)
+		case t == nil && s.miniAppListed(o, def.Name) && !s.dropIn:
+			kept = append(kept, o.miniAppDef(def))
+		case t == nil && s.miniAppListed(o, def.Name):
+			kept = append(kept, def)
+		}
+	}
+	return kept
+}
+
+// serverName is the server's name in initialize and in the _meta of
+// 2026-07-28 results.
+const serverName = "minimal"
+
+// readsStructured reports whether the client of a call reads a result's
+// structuredContent: protocol 2025-06-18 and later. A 2025-03-26 client
+// (over HTTP: one that sends no MCP-Protocol-Version; over stdio: the
+// version initialize agreed) knows only content, so it gets the text
+// alone, half the bytes of a page of rows.
+func readsStructured(ctx context.Context) bool {
+	v := callerFrom(ctx).version
+	if v == "" {
+		v = mcpserver.RequestProtocolVersion(ctx)
+	}
+	return v != mcpgo.ProtocolVersion20250326 && v != "2024-11-05"
+}
+
+// textOnlyBefore20250618 wraps a tool handler so that its results carry
+// no structuredContent for a client that does not read it
+// (readsStructured).
+func textOnlyBefore20250618(h mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {
+	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		res, err := h(ctx, req)
+		if res != nil && !readsStructured(ctx) {
+			res.StructuredContent, res.RawStructuredContent = nil, nil
+		}
+		return res, err
+	}
 }
 
 // invoker runs a gateway tool (Server.invoke).
@@ -245,6 +292,10 @@ type caller struct {
 	// transport is the handshake era's Mcp-Session-Id, checked to be the
 	// principal's (transport.go).
 	transport string
+	// version is the protocol version of an HTTP request: its
+	// MCP-Protocol-Version, 2025-03-26 when it sends none. Over stdio it is
+	// "" (the version initialize agreed is mcp-go's).
+	version string
 	// param is the Mcp-Param-Session-Id header, when paramSet.
 	param    string
 	paramSet bool

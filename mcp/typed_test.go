@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,8 +67,8 @@ func (g *gateway) outputSchemas(token string) (map[string]*jsonschema.Schema, []
 // TestTypedOutputs: every gateway tool, and every mini-app tool whose
 // answer has one shape, declares an output schema, and the structured
 // content of each of its answers, as mcp-go's client receives it,
-// validates against it — on the direct road (2026-07-28) and mcp-go's
-// (the handshake). A refusal carries no structured content.
+// validates against it — on the direct road (2026-07-28 and the
+// handshake) and on mcp-go's. A refusal carries no structured content.
 func TestTypedOutputs(t *testing.T) {
 	f := newCustomFixture(t)
 	schemas, listed := f.outputSchemas(f.agent)
@@ -80,15 +81,19 @@ func TestTypedOutputs(t *testing.T) {
 		t.Fatalf("agent lists %d tools: %v", len(listed), listed)
 	}
 	for _, era := range []struct {
-		name string
-		opts []client.ClientOption
+		name   string
+		opts   []client.ClientOption
+		direct bool
 	}{
-		{"2026-07-28", nil},
-		{"handshake", []client.ClientOption{client.WithProtocolVersion("2025-11-25")}},
+		{"2026-07-28", nil, true},
+		{"handshake", []client.ClientOption{client.WithProtocolVersion("2025-11-25")}, true},
+		{"handshake mcp-go", []client.ClientOption{client.WithProtocolVersion("2025-06-18")}, false},
 	} {
 		t.Run(era.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
+			f.srv.SetDirect(era.direct)
+			defer f.srv.SetDirect(true)
 			direct := f.srv.DirectCalls()
 			cl, _ := f.sdkClient(ctx, f.agent, era.opts...)
 			called := map[string]bool{}
@@ -181,7 +186,7 @@ func TestTypedOutputs(t *testing.T) {
 			call("data_snapshot", map[string]any{"table": "notes"})
 			call("data_snapshot", map[string]any{"table": "notes", "dry_run": true})
 			call("row_materialize", map[string]any{"table": "notes", "selector": map[string]any{"type": "by_id", "id": id},
-				"fields": map[string]any{"mode": "all"}, "format": "json", "dest": "typed-" + fmt.Sprint(len(era.opts))})
+				"fields": map[string]any{"mode": "all"}, "format": "json", "dest": "typed-" + strings.ReplaceAll(era.name, " ", "-")})
 			call("delete", map[string]any{"table": "notes", "id": id})
 			call("end_ai_session", map[string]any{})
 
@@ -190,9 +195,8 @@ func TestTypedOutputs(t *testing.T) {
 					t.Errorf("%s listed but not called", name)
 				}
 			}
-			// The 2026-07-28 calls took the direct road, the handshake's
-			// mcp-go's.
-			if n := f.srv.DirectCalls() - direct; (era.opts == nil) != (n > 0) {
+			// The calls took the road asked for.
+			if n := f.srv.DirectCalls() - direct; era.direct != (n > 0) {
 				t.Errorf("%d calls on the direct road", n)
 			}
 		})
