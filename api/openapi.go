@@ -195,10 +195,21 @@ func openAPI() obj {
 
 	autoPath := AutoPrefix + "/{org}/{project}/{type}/{schema}/{table}"
 	autoErrors := []string{"400", "401", "403", "404", "503", "504"}
+	qp := func(name, desc string, schema obj) obj {
+		return obj{"name": name, "in": "query", "description": desc, "schema": schema}
+	}
+	text := obj{"type": "string"}
+	countParam := qp("count", "Adds the total of the rows over every page: page.total and a Content-Range header (0-9/1234). exact counts; planned is the planner's estimate; estimated is planned, counted when under 100 000.", obj{"type": "string", "enum": []string{"exact", "planned", "estimated"}})
+	orParam := qp("or", "A logic tree ORed, ANDed with the other filters: (a.eq.1,and(b.gt.2,c.in.(1,2))). and=(…) too.", text)
+	aggParams := []any{
+		qp("agg", "Makes the read an aggregate read: count(),sum(col),avg(col),min(col),max(col), each named func or func_column (name:func(col) to name it).", text),
+		qp("group", "Grouping columns of an aggregate read.", text),
+	}
+	returnParam := qp("return", "rows answers the affected rows (only readable columns) in data.", obj{"type": "string", "enum": []string{"rows", "minimal"}})
 	d.op("GET", autoPath, obj{"tags": []string{"auto"}, "operationId": "readRows", "summary": "Read rows",
 		"description": "Reads a page of rows. `org` and `project` must be the token's (400 otherwise); a table the caller may not see answers the same 404 as a missing one. Rows stream as they are read. There is no default order.",
 		"security":    tokenSecurity,
-		"parameters":  []any{ref("parameters", "ps"), ref("parameters", "pg"), ref("parameters", "fc"), ref("parameters", "oy"), ref("parameters", "format"), ref("parameters", "filters")},
+		"parameters":  append([]any{ref("parameters", "ps"), ref("parameters", "pg"), ref("parameters", "fc"), ref("parameters", "oy"), ref("parameters", "format"), ref("parameters", "filters"), countParam, orParam}, aggParams...),
 		"responses": withErrors(obj{"200": obj{"description": "A page of rows in the requested format.", "content": obj{
 			"application/json":     obj{"schema": schemaRef("ReadAnswer")},
 			"application/x-ndjson": obj{"schema": obj{"type": "string", "description": "One JSON object per line, no envelope."}},
@@ -210,18 +221,28 @@ func openAPI() obj {
 	d.op("POST", autoPath, obj{"tags": []string{"auto"}, "operationId": "insertRows", "summary": "Insert rows",
 		"description": "Inserts one row or an array of rows in one transaction: if one fails none is written. Absent keys, and null for a column the database fills itself, let the database fill them.",
 		"security":    tokenSecurity,
+		"parameters": []any{
+			qp("on_conflict", "Makes the insert an upsert: the unique columns a duplicate is found by.", text),
+			qp("resolution", "merge (default) updates the duplicate within the caller's update scope; ignore keeps it.", obj{"type": "string", "enum": []string{"merge", "ignore"}}),
+		},
 		"requestBody": body(obj{"oneOf": []any{schemaRef("Row"), obj{"type": "array", "minItems": 1, "items": schemaRef("Row")}}}, "A row object or an array of row objects."),
 		"responses":   withErrors(obj{"201": reply("Rows inserted, with the inserted rows (generated keys included) where the database can return them.", schemaRef("WriteAnswer"))}, append(autoErrors, "409", "413")...)})
-	d.op("PUT", autoPath, obj{"tags": []string{"auto"}, "operationId": "updateRows", "summary": "Update rows",
-		"description": "Filters select the rows (at least one, or all=true). New values come in the body, or as set=column.value parameters.",
-		"security":    tokenSecurity,
-		"parameters":  []any{ref("parameters", "filters"), ref("parameters", "set"), ref("parameters", "all")},
-		"requestBody": obj{"required": false, "description": "New values by column.", "content": obj{"application/json": obj{"schema": schemaRef("Row")}}},
-		"responses":   withErrors(obj{"200": reply("Rows updated.", schemaRef("WriteAnswer"))}, append(autoErrors, "409", "413")...)})
+	for _, m := range []string{"PUT", "PATCH"} {
+		id := "updateRows"
+		if m == "PATCH" {
+			id = "patchRows"
+		}
+		d.op(m, autoPath, obj{"tags": []string{"auto"}, "operationId": id, "summary": "Update rows",
+			"description": "Filters select the rows (at least one, or all=true). New values come in the body, or as set=column.value parameters. PUT and PATCH are the same.",
+			"security":    tokenSecurity,
+			"parameters":  []any{ref("parameters", "filters"), ref("parameters", "set"), ref("parameters", "all"), orParam, returnParam},
+			"requestBody": obj{"required": false, "description": "New values by column.", "content": obj{"application/json": obj{"schema": schemaRef("Row")}}},
+			"responses":   withErrors(obj{"200": reply("Rows updated.", schemaRef("WriteAnswer"))}, append(autoErrors, "409", "413")...)})
+	}
 	d.op("DELETE", autoPath, obj{"tags": []string{"auto"}, "operationId": "deleteRows", "summary": "Delete rows",
 		"description": "Filters select the rows; a DELETE without a filter is refused unless all=true. ps and pg are ignored.",
 		"security":    tokenSecurity,
-		"parameters":  []any{ref("parameters", "filters"), ref("parameters", "all")},
+		"parameters":  []any{ref("parameters", "filters"), ref("parameters", "all"), orParam, returnParam},
 		"responses":   withErrors(obj{"200": reply("Rows deleted.", schemaRef("WriteAnswer"))}, autoErrors...)})
 	discoveryOps(d)
 
@@ -340,6 +361,10 @@ func openAPI() obj {
 		"description": "Connects with the stored DSN, pings and lists tables, like `minimal db test`.",
 		"security":    adminSecurity,
 		"responses":   withErrors(obj{"200": reply("The database answers.", schemaRef("ConnectionTest"))}, "400", "401", "403", "404")})
+	d.op("POST", adminProject+"/databases/{type}/{schema}/reload", obj{"tags": []string{"admin: databases"}, "operationId": "reloadDatabase", "summary": "Read a database's tables again",
+		"description": "Reads the database's tables and columns again now, on every server, like `minimal db reload` (after a migration).",
+		"security":    adminSecurity,
+		"responses":   withErrors(obj{"200": reply("The tables were read.", schemaRef("ConnectionTest"))}, "400", "401", "403", "404", "503")})
 
 	d.crud(resource{tag: "admin: policy", coll: adminProject + "/templates", item: adminProject + "/templates/{template}", noun: "template", id: "Template", schema: "Template",
 		create: "TemplateCreate", update: "TemplatePut", updateVerb: "PUT", deleteNote: "Refused (409) while a binding names it.", extra: policyNote})
@@ -459,9 +484,10 @@ func components() obj {
 				"type": "object", "required": []string{"code", "message"},
 				"properties": obj{"code": str("INVALID, UNAUTHENTICATED, FORBIDDEN, NOT_FOUND, CONFLICT, TOO_LARGE, UNSUPPORTED, UNAVAILABLE, TIMEOUT, INTERNAL, METHOD_NOT_ALLOWED, RATE_LIMITED, CONNECTION_TEST_FAILED."),
 					"message": str("Safe to show; says what to fix."), "request_id": str("Quote it when reporting a problem.")}}}},
-			"Status":     obj{"type": "object", "properties": obj{"status": obj{"type": "string"}}},
-			"Row":        obj{"type": "object", "description": "Column name to value.", "additionalProperties": true},
-			"Page":       obj{"type": "object", "properties": obj{"number": obj{"type": "integer"}, "size": obj{"type": "integer"}}},
+			"Status": obj{"type": "object", "properties": obj{"status": obj{"type": "string"}}},
+			"Row":    obj{"type": "object", "description": "Column name to value.", "additionalProperties": true},
+			"Page": obj{"type": "object", "properties": obj{"number": obj{"type": "integer"}, "size": obj{"type": "integer"},
+				"total": obj{"type": "integer", "description": "With count=…: the rows over every page."}}},
 			"ReadAnswer": obj{"type": "object", "required": []string{"data", "page"}, "properties": obj{"data": obj{"type": "array", "items": schemaRef("Row")}, "page": schemaRef("Page")}},
 			"WriteAnswer": obj{"type": "object", "required": []string{"rows_affected"}, "properties": obj{
 				"rows_affected": obj{"type": "integer"}, "data": obj{"type": "array", "items": schemaRef("Row"), "description": "Inserted rows, when the database returns them."}}},
@@ -524,8 +550,9 @@ func components() obj {
 				"dsn": obj{"type": "string", "writeOnly": true, "description": "The driver's connection string. Sealed at rest, never answered."}}),
 			"DatabasePatch": object([]string{"dsn"}, obj{"dsn": obj{"type": "string", "writeOnly": true, "description": "New connection string; tested first."},
 				"type": str("Accepted only unchanged."), "schema": str("Accepted only unchanged.")}),
-			"ConnectionTest": obj{"type": "object", "properties": obj{"status": obj{"type": "string", "const": "ok"}, "type": obj{"type": "string"}, "schema": obj{"type": "string"}}},
-			"Rule":           rule,
+			"ConnectionTest": obj{"type": "object", "properties": obj{"status": obj{"type": "string", "const": "ok"}, "type": obj{"type": "string"}, "schema": obj{"type": "string"},
+				"tables": obj{"type": "integer", "description": "Tables and views found."}, "warning": obj{"type": "string", "description": "Present when the schema holds no table the gateway can see."}}},
+			"Rule": rule,
 			"Template": obj{"type": "object", "properties": obj{"id": obj{"type": "string"}, "name": obj{"type": "string"},
 				"rules": obj{"type": "array", "items": schemaRef("Rule")}, "version": policyVersion}},
 			"TemplateCreate": object([]string{"name"}, obj{"name": obj{"type": "string"}, "rules": obj{"type": "array", "items": schemaRef("Rule")}, "version": writeVersion}),
