@@ -454,6 +454,18 @@ func TestConsoleInBrowser(t *testing.T) {
 	if stored := eval[int](b, `sessionStorage.length + localStorage.length + document.cookie.length`); stored != 0 {
 		t.Errorf("the console stored something in the browser (%d)", stored)
 	}
+	// A token the gateway refuses: its answer, as it words it.
+	forged := strings.TrimSpace(lenaTok)
+	forged = forged[:len(forged)-4] + "AAAA"
+	_, _, forgedAnswer := get(t, base+"/minimal/api/rest/auto/v1/demo/demo", forged)
+	if apiMessage(forgedAnswer) == "" {
+		t.Fatalf("the gateway's answer to a forged token: %s", forgedAnswer)
+	}
+	b.do(chromedp.KeyEvent(forged), chromedp.KeyEvent("\r"))
+	b.waitText("#page", "401 UNAUTHENTICATED: "+apiMessage(forgedAnswer))
+	if eval[bool](b, `document.getElementById("nav").hidden`) != true {
+		t.Fatal("signed in with a refused token")
+	}
 	b.do(chromedp.KeyEvent(strings.TrimSpace(lenaTok)), chromedp.KeyEvent("\r"))
 	b.waitText("#who-text", "lena")
 	if focused := eval[string](b, `document.activeElement.tagName + " " + document.activeElement.textContent`); focused != "H1 Databases" {

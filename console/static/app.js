@@ -154,15 +154,21 @@ function renderSignIn(message, err) {
   const out = el("div", { "aria-live": "polite" });
   const form = el("form", {
     class: "panel signin",
-    onsubmit: (ev) => {
+    onsubmit: async (ev) => {
       ev.preventDefault();
       const token = input.value.trim();
       input.value = "";
       try {
         const c = decodeClaims(token);
+        // The gateway checks the token before the console uses it: its
+        // answer (401 and why) is shown as it is.
+        state.token = token;
+        await api("GET", `${AUTO}/${enc(c.org)}/${enc(c.project)}`);
         signedIn({ token, org: c.org, project: c.project, identity: c.identity, roles: c.roles || [], keyType: c.key_type || "", expiresAt: c.exp ? new Date(c.exp * 1000).toISOString() : "" });
       } catch (e) {
+        state.token = "";
         show(out, errorBox(e));
+        input.focus();
       }
     },
   },
