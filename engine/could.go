@@ -29,7 +29,7 @@ type Need struct {
 // one of its registered databases of that type. Locks, deny rules and row
 // scopes are left to the call, which still goes through the pipeline.
 func (e *Engine) Could(p *auth.Principal, n Need) bool {
-	if n.Action != 0 && !p.KeyType.Allows(n.Action) {
+	if n.Action != 0 && permissions.CheckKeyType(p.KeyType, []query.Action{n.Action}, p.Roles) != nil {
 		return false
 	}
 	if n.Admin && !permissions.IsAdmin(p.Roles) {

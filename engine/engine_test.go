@@ -42,9 +42,16 @@ var (
 	fakeSrc  = &fakeSource{}
 )
 
+// uncheckedType is a database type whose source cannot decide values
+// (no dialects.ValueChecker): scoped writes on it must be refused.
+const uncheckedType = "fn"
+
+type unchecked struct{ dialects.Source }
+
 func registerFake() {
 	fakeOnce.Do(func() {
 		dialects.Register(fakeType, func(context.Context, dialects.Config) (dialects.Source, error) { return fakeSrc, nil })
+		dialects.Register(uncheckedType, func(context.Context, dialects.Config) (dialects.Source, error) { return unchecked{fakeSrc}, nil })
 	})
 }
 
@@ -84,6 +91,14 @@ func (f *fakeSource) Read(_ context.Context, p *query.Plan) (dialects.Rows, erro
 		if match(p.Where, r) {
 			out = append(out, r)
 		}
+	}
+	if p.IsAggregate() {
+		// The fake aggregates only count(*), the one a count plan asks.
+		if len(p.Aggregates) != 1 || p.Aggregates[0].Func != query.AggCount || len(p.GroupBy) != 0 {
+			return nil, fault.New(fault.Unsupported, "the fake source counts only")
+		}
+		col := dialects.Column{Name: p.Aggregates[0].Alias, Kind: dialects.KindInt}
+		return &memRows{rows: [][]any{{int64(len(out))}}, cols: []dialects.Column{col}, i: -1}, nil
 	}
 	return &memRows{rows: out, cols: itemsTable.Columns, i: -1}, nil
 }
@@ -151,7 +166,7 @@ func (r *registry) Projects(context.Context, string) ([]store.Project, error) {
 	return []store.Project{{ID: "p1", OrgID: "o1", Abbr: "p"}}, nil
 }
 func (r *registry) Databases(context.Context) ([]store.Database, error) {
-	return []store.Database{{ID: "d1", ProjectID: "p1", Type: fakeType, Schema: "s"}}, nil
+	return []store.Database{{ID: "d1", ProjectID: "p1", Type: fakeType, Schema: "s"}, {ID: "d2", ProjectID: "p1", Type: uncheckedType, Schema: "s"}}, nil
 }
 func (r *registry) CustomAPIs(context.Context, string) ([]store.CustomAPI, error) { return nil, nil }
 func (r *registry) CustomAPIsAt(context.Context, string, string) ([]store.CustomAPI, error) {
@@ -185,7 +200,7 @@ func TestExecuteGates(t *testing.T) {
 	reg := &registry{pol: store.Policy{
 		Templates: []store.Template{
 			{Name: "read", Rules: []store.Rule{{Object: obj, Actions: []string{"read"}, Columns: []string{"dept", "id", "owner"}}}},
-			{Name: "write", Rules: []store.Rule{{Object: obj, Actions: []string{"create", "read", "update", "delete"}}}},
+			{Name: "write", Rules: []store.Rule{{Object: "*/s/items", Actions: []string{"create", "read", "update", "delete"}}}},
 			{Name: "other", Rules: []store.Rule{{Object: fakeType + "/s/elsewhere", Actions: []string{"read"}}}},
 		},
 		Bindings: []store.Binding{
@@ -194,7 +209,7 @@ func TestExecuteGates(t *testing.T) {
 			{Role: "dept", Templates: []string{"write"}},
 			{Role: "stranger", Templates: []string{"other"}},
 		},
-		Scopes: []store.Scope{{Role: "dept", Object: obj, Filter: "dept=eq.{claims.dept}"}},
+		Scopes: []store.Scope{{Role: "dept", Object: "*/s/items", Filter: "dept=eq.{claims.dept}"}},
 		Locks:  []store.Lock{{Pattern: fakeType + "/s/ite*", Mask: "cru-"}},
 	}}
 	audit := &auditLog{}
@@ -261,6 +276,14 @@ func TestExecuteGates(t *testing.T) {
 		{"an unknown table", who(query.MaskAll, nil, "writer"), plan(query.Read, func(p *query.Plan) { p.Table = "itemz" }), fault.NotFound, engine.GateHidden, 0, "NOT_FOUND"},
 		{"another project's path", who(query.MaskAll, nil, "writer"), plan(query.Read, func(p *query.Plan) { p.Project = "q" }), fault.Invalid, "", 0, "INVALID"},
 		{"an unknown column", who(query.MaskAll, nil, "writer"), plan(query.Read, where("nope", "x")), fault.Invalid, "", 0, "INVALID"},
+		{"a scoped insert where values cannot be checked", who(query.MaskAll, dept6, "dept"), plan(query.Insert, func(p *query.Plan) {
+			p.Type = uncheckedType
+			p.Records = []map[string]any{{"dept": "6"}}
+		}), fault.Forbidden, engine.GateScope, 0, "FORBIDDEN"},
+		{"an unscoped insert there", who(query.MaskAll, nil, "writer"), plan(query.Insert, func(p *query.Plan) {
+			p.Type = uncheckedType
+			p.Records = []map[string]any{{"dept": "6"}}
+		}), 0, "", 1, "ok"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -297,7 +320,7 @@ func TestExecuteGates(t *testing.T) {
 				t.Fatalf("refusals counted %v, want %q", got, c.gate)
 			}
 			entries := audit.take()
-			if len(entries) != 1 || entries[0].Outcome != c.audited || entries[0].Object != fakeType+"/s/"+c.plan.Table {
+			if len(entries) != 1 || entries[0].Outcome != c.audited || entries[0].Object != c.plan.Type+"/s/"+c.plan.Table {
 				t.Fatalf("audit %+v, want one entry with outcome %s", entries, c.audited)
 			}
 		})
@@ -320,5 +343,60 @@ func TestExecuteGates(t *testing.T) {
 	x := e.Explain(t.Context(), who(query.MaskAll, nil, "writer"), plan(query.Delete, where("owner", "ann")))
 	if fault.KindOf(x.Outcome) != fault.Forbidden || len(x.Gates) == 0 || x.Gates[len(x.Gates)-1].Decision != "refuse" || x.Gates[len(x.Gates)-1].Name != "1 lock mask" {
 		t.Fatalf("explain: %+v", x)
+	}
+}
+
+// TestListingsAndChecks: what a caller is shown and told without running
+// anything follows the same decision as Execute.
+func TestListingsAndChecks(t *testing.T) {
+	registerFake()
+	obj := fakeType + "/s/items"
+	reg := &registry{pol: store.Policy{
+		Templates: []store.Template{
+			{Name: "read", Rules: []store.Rule{{Object: obj, Actions: []string{"read"}, Columns: []string{"dept", "id", "owner"}}}},
+			{Name: "other", Rules: []store.Rule{{Object: fakeType + "/s/elsewhere", Actions: []string{"read"}}}},
+		},
+		Bindings: []store.Binding{{Role: "reader", Templates: []string{"read"}}, {Role: "stranger", Templates: []string{"other"}}},
+	}}
+	e, err := engine.New(t.Context(), reg, engine.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ro, _ := query.ParseMask("-r--")
+	who := func(keyType query.Mask, roles ...string) *auth.Principal {
+		return &auth.Principal{IdentityID: "i1", Identity: "ann", OrgID: "o1", Org: "o", ProjectID: "p1", Project: "p", Roles: roles, KeyType: keyType}
+	}
+	reader, stranger := who(query.MaskAll, "reader"), who(query.MaskAll, "stranger")
+
+	ts, err := e.Tables(t.Context(), reader, fakeType, "s")
+	if err != nil || len(ts) != 1 || ts[0].Name != "items" || len(ts[0].Columns) != 3 {
+		t.Fatalf("reader's tables: %v %+v", err, ts)
+	}
+	if ts, err := e.Tables(t.Context(), stranger, fakeType, "s"); err != nil || len(ts) != 0 {
+		t.Fatalf("a stranger lists %+v (%v)", ts, err)
+	}
+	if err := e.Check(reader, obj, query.Read); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Check(reader, obj, query.Insert); fault.KindOf(err) != fault.Forbidden {
+		t.Fatalf("reader's insert checked: %v", err)
+	}
+	if err := e.Check(stranger, obj, query.Read); err != nil {
+		t.Fatalf("a hidden table is left to the call's 404: %v", err)
+	}
+	if !e.Could(reader, engine.Need{Action: query.Read}) || e.Could(reader, engine.Need{Action: query.Insert}) {
+		t.Fatal("Could: the reader reads and does not insert")
+	}
+	if e.Could(who(ro, "reader"), engine.Need{Action: query.Update}) || e.Could(reader, engine.Need{Admin: true}) {
+		t.Fatal("Could: a read-only token updates, or a reader passes for an admin")
+	}
+	fakeSrc.reset()
+	n, err := e.Count(t.Context(), reader, &query.Plan{Action: query.Read, Org: "o", Project: "p", Type: fakeType, Schema: "s", Table: "items", Count: query.CountExact})
+	if err != nil || n != 3 {
+		t.Fatalf("count: %d %v", n, err)
+	}
+	if _, err := e.Count(t.Context(), stranger, &query.Plan{Action: query.Read, Org: "o", Project: "p", Type: fakeType, Schema: "s", Table: "items", Count: query.CountExact}); fault.KindOf(err) != fault.NotFound {
+		t.Fatalf("a stranger counts: %v", err)
 	}
 }
