@@ -262,11 +262,13 @@ func (e *Engine) audit(ctx context.Context, p *auth.Principal, plan *query.Plan,
 }
 
 // auditOp records one data operation — action on object, n rows, err its
-// outcome — as a log line ("audit") always, and as an entry for the audit
-// table through cfg.Audit when the caller is known. The request id and face
-// come from ctx (observe.Middleware), so the entry and the request's log
-// lines share the id. Nothing here blocks. Every road to a database (Execute,
-// custom API calls) audits through it.
+// outcome — in the log, and as an entry for the audit table through
+// cfg.Audit when the caller is known. In the log, the first operation of a
+// request rides on the request's one line (observe.LogOperation, its time
+// as op_ms); any other gets a line of its own ("audit"). The request id and
+// face come from ctx (observe.Middleware), so the entry and the request's
+// log lines share the id. Nothing here blocks. Every road to a database
+// (Execute, custom API calls) audits through it.
 func (e *Engine) auditOp(ctx context.Context, p *auth.Principal, action, object string, n int64, err error, start time.Time) {
 	d := time.Since(start)
 	outcome, msg := "ok", ""
@@ -275,29 +277,7 @@ func (e *Engine) auditOp(ctx context.Context, p *auth.Principal, action, object 
 		outcome, msg = fe.WireCode(), fe.Message
 	}
 	rid, face := observe.RequestID(ctx), observe.Face(ctx)
-	attrs := []slog.Attr{
-		slog.String("action", action), slog.String("object", object), slog.Int64("rows", n),
-		slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("outcome", outcome),
-	}
-	if msg != "" {
-		attrs = append(attrs, slog.String("message", msg))
-		// The cause (the database's own words: a duplicate key's constraint
-		// and value, …) is for the operator only: callers and the audit
-		// table get msg.
-		if cause := fault.As(err).Err; cause != nil {
-			attrs = append(attrs, slog.String("cause", cause.Error()))
-		}
-	}
-	if p != nil {
-		attrs = append(attrs, slog.String("identity", p.Identity), slog.Any("roles", p.Roles), slog.String("project", p.Project))
-	}
-	if face != "" {
-		attrs = append(attrs, slog.String("face", face))
-	}
-	if rid != "" {
-		attrs = append(attrs, slog.String("request_id", rid))
-	}
-	e.log.LogAttrs(ctx, slog.LevelInfo, "audit", attrs...)
+	e.logOp(ctx, p, action, object, n, err, d, outcome, msg, face, rid)
 	op := observe.Operation{Action: action, Object: object, Type: typeOf(object), Outcome: outcome, Rows: n, Failed: msg, Start: start, Stop: start.Add(d)}
 	if p != nil {
 		op.Identity = p.Identity
@@ -311,6 +291,39 @@ func (e *Engine) auditOp(ctx context.Context, p *auth.Principal, action, object 
 		Face: face, Object: object, Action: action, Rows: n, Outcome: outcome, Message: msg,
 		RequestID: rid, Duration: d,
 	})
+}
+
+// logOp logs an operation of auditOp: on its request's line when that
+// takes it, else as an "audit" line.
+func (e *Engine) logOp(ctx context.Context, p *auth.Principal, action, object string, n int64, err error, d time.Duration, outcome, msg, face, rid string) {
+	if err == nil && !e.log.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 12)
+	attrs = append(attrs, slog.String("action", action), slog.String("object", object), slog.Int64("rows", n),
+		slog.Float64("op_ms", float64(d.Microseconds())/1000), slog.String("outcome", outcome))
+	if msg != "" {
+		attrs = append(attrs, slog.String("message", msg))
+		// The cause (the database's own words: a duplicate key's constraint
+		// and value, …) is for the operator only: callers and the audit
+		// table get msg.
+		if cause := fault.As(err).Err; cause != nil {
+			attrs = append(attrs, slog.String("cause", cause.Error()))
+		}
+	}
+	if p != nil {
+		attrs = append(attrs, slog.String("identity", p.Identity), slog.Any("roles", p.Roles), slog.String("project", p.Project))
+	}
+	if observe.LogOperation(ctx, attrs...) {
+		return
+	}
+	if face != "" {
+		attrs = append(attrs, slog.String("face", face))
+	}
+	if rid != "" {
+		attrs = append(attrs, slog.String("request_id", rid))
+	}
+	e.log.LogAttrs(ctx, slog.LevelInfo, "audit", attrs...)
 }
 
 // typeOf is the database type of an object "type/schema/table".

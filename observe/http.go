@@ -1,9 +1,11 @@
 package observe
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -19,14 +21,45 @@ const routeUnmatched = "unmatched"
 // otherwise drown the request log.
 var quiet = map[string]bool{"/livez": true, "/readyz": true, "/metrics": true}
 
+// opLog holds the attributes of the first data operation of a request
+// (LogOperation) for the request's one log line.
+type opLog struct {
+	mu      sync.Mutex
+	attrs   []slog.Attr
+	taken   bool // an operation's attributes are held
+	written bool // the request line is written: later operations log their own
+}
+
+type opLogKey struct{}
+
+// LogOperation hands the attributes of a data operation (engine's audit)
+// to the log line of the request ctx belongs to, and reports whether it
+// took them: only the first operation of a request served by Middleware
+// with a logger, before its line is written. An operation it does not take
+// logs a line of its own.
+func LogOperation(ctx context.Context, attrs ...slog.Attr) bool {
+	l, _ := ctx.Value(opLogKey{}).(*opLog)
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.taken || l.written {
+		return false
+	}
+	l.attrs, l.taken = attrs, true
+	return true
+}
+
 // Middleware is the outermost layer of a face's handler. For every request
 // it sets the request id (the caller's X-Request-Id when well formed, else
 // a new one) in the context and on the answer, records the face and the
 // caller's W3C trace id in the context (with tracing on, the trace id of
 // the request's server span, which continues the caller's), and when the
 // answer is done counts it in the request series by route pattern and
-// status, ends the span and writes one JSON log line ("request") with the
-// request id.
+// status, ends the span and writes one log line ("request") with the
+// request id and the request's data operation (LogOperation): at info
+// level, warn for a 5xx answer, debug for probes and scrapes.
 //
 // The route is chi's route pattern when the middleware runs inside a chi
 // router (api uses it with r.Use), else the pattern of the http.ServeMux
@@ -43,6 +76,11 @@ func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) ht
 			ctx, span := startServerSpan(ctx, propagation.HeaderCarrier(r.Header), r.Method, r.URL.Path, face, id)
 			w.Header().Set(RequestIDHeader, id)
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			var ops *opLog
+			if log != nil {
+				ops = &opLog{}
+				ctx = context.WithValue(ctx, opLogKey{}, ops)
+			}
 			r2 := r.WithContext(ctx)
 			if m != nil {
 				m.inFlight.WithLabelValues(face).Inc()
@@ -66,19 +104,29 @@ func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) ht
 				}
 				if log != nil {
 					level := slog.LevelInfo
-					if quiet[route] {
+					switch {
+					case quiet[route]:
 						level = slog.LevelDebug
+					case status >= 500:
+						level = slog.LevelWarn
 					}
-					attrs := []slog.Attr{
-						slog.String("face", face), slog.String("method", r.Method), slog.String("route", route),
-						slog.String("path", r.URL.Path), slog.Int("status", status), slog.Int("bytes", ww.BytesWritten()),
-						slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr),
-						slog.String("request_id", id),
+					ops.mu.Lock()
+					ops.written = true
+					op := ops.attrs
+					ops.mu.Unlock()
+					if log.Enabled(ctx, level) {
+						attrs := make([]slog.Attr, 0, 10+len(op))
+						attrs = append(attrs,
+							slog.String("face", face), slog.String("method", r.Method), slog.String("route", route),
+							slog.String("path", r.URL.Path), slog.Int("status", status), slog.Int("bytes", ww.BytesWritten()),
+							slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr),
+							slog.String("request_id", id))
+						attrs = append(attrs, op...)
+						if v != nil {
+							attrs = append(attrs, slog.Bool("aborted", true))
+						}
+						log.LogAttrs(ctx, level, "request", attrs...)
 					}
-					if v != nil {
-						attrs = append(attrs, slog.Bool("aborted", true))
-					}
-					log.LogAttrs(ctx, level, "request", attrs...)
 				}
 				if v != nil {
 					panic(v)

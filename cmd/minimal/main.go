@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	_ "github.com/littlebitlabs/minimal/dialects/ch" // ClickHouse
 	_ "github.com/littlebitlabs/minimal/dialects/ma" // MariaDB/MySQL
@@ -143,37 +144,76 @@ func dataDirFlag(fs *flag.FlagSet) *string {
 // envLogFormat is the environment default of --log-format.
 const envLogFormat = "MINIMAL_LOG_FORMAT"
 
+// envLogLevel sets the level of the process's logger: debug, info (the
+// default), warn or error. At warn the per-request lines are not written.
+const envLogLevel = "MINIMAL_LOG_LEVEL"
+
 // logFormatFlag defines --log-format (json, the default, or text for
 // people); the returned function, called after parsing, makes the
-// process's one logger (see newLogger).
-func logFormatFlag(fs *flag.FlagSet, stderr io.Writer) func() (*slog.Logger, error) {
+// process's one logger (see newLogger) and the function that writes out
+// what it buffers, to be called when the command ends.
+func logFormatFlag(fs *flag.FlagSet, stderr io.Writer) func() (*slog.Logger, func(), error) {
 	def := os.Getenv(envLogFormat)
 	if def == "" {
 		def = "json"
 	}
 	format := fs.String("log-format", def, "json (one object a line) or text (key=value, for people) (env "+envLogFormat+")")
-	return func() (*slog.Logger, error) {
+	return func() (*slog.Logger, func(), error) {
 		if *format != "json" && *format != "text" {
-			return nil, usagef("%s: --log-format must be json or text, not %q", fs.Name(), *format)
+			return nil, nil, usagef("%s: --log-format must be json or text, not %q", fs.Name(), *format)
 		}
-		return newLogger(stderr, *format), nil
+		var level slog.Level
+		if v := os.Getenv(envLogLevel); v != "" {
+			if err := level.UnmarshalText([]byte(v)); err != nil {
+				return nil, nil, usagef("%s: %s must be debug, info, warn or error, not %q", fs.Name(), envLogLevel, v)
+			}
+		}
+		l, closeLog := newLogger(stderr, *format, level)
+		return l, closeLog, nil
 	}
 }
 
-// newLogger makes the process's one logger and sets it as slog's default,
-// so that every package (and the standard log package) writes through
-// it: one format on every line, and the request id (and trace id) of the
-// context on every line logged with one (observe.LogHandler).
-func newLogger(w io.Writer, format string) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
-	if os.Getenv("MINIMAL_LOG_LEVEL") == "debug" {
-		opts.Level = slog.LevelDebug
-	}
-	var h slog.Handler = slog.NewJSONHandler(w, opts)
+// logFlushInterval is how long a log line may wait in the buffer.
+const logFlushInterval = 100 * time.Millisecond
+
+// newLogger makes the process's one logger at level and sets it as slog's
+// default, so that every package (and the standard log package) writes
+// through it: one format on every line, and the request id (and trace id)
+// of the context on every line logged with one (observe.LogHandler). Lines
+// are buffered (observe.LogWriter): a line at warn or above is written at
+// once with what waited before it, others within logFlushInterval. The
+// returned function writes out the buffer; later lines go straight to w.
+func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, func()) {
+	lw := observe.NewLogWriter(w, logFlushInterval)
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewJSONHandler(lw, opts)
 	if format == "text" {
-		h = slog.NewTextHandler(w, opts)
+		h = slog.NewTextHandler(lw, opts)
 	}
-	l := slog.New(observe.LogHandler(h))
+	l := slog.New(observe.LogHandler(flushOnWarn{h, lw}))
 	slog.SetDefault(l)
-	return l
+	return l, func() { _ = lw.Close() }
+}
+
+// flushOnWarn writes out the log buffer after each line at warn level or
+// above, so that trouble is on stderr as it happens.
+type flushOnWarn struct {
+	slog.Handler
+	lw *observe.LogWriter
+}
+
+func (f flushOnWarn) Handle(ctx context.Context, r slog.Record) error {
+	err := f.Handler.Handle(ctx, r)
+	if r.Level >= slog.LevelWarn {
+		_ = f.lw.Flush()
+	}
+	return err
+}
+
+func (f flushOnWarn) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return flushOnWarn{f.Handler.WithAttrs(attrs), f.lw}
+}
+
+func (f flushOnWarn) WithGroup(name string) slog.Handler {
+	return flushOnWarn{f.Handler.WithGroup(name), f.lw}
 }

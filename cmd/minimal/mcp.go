@@ -42,10 +42,11 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if fs.NArg() > 0 {
 		return usagef("mcp: unexpected argument %q", fs.Arg(0))
 	}
-	log, err := logger()
+	log, closeLog, err := logger()
 	if err != nil {
 		return err
 	}
+	defer closeLog()
 	switch {
 	case *httpMode && *bodyTimeout <= 0:
 		return usagef("mcp: --body-timeout (env %s) must be a positive duration", envBodyTimeout)

@@ -191,13 +191,15 @@ func registerAndWait(t *testing.T, dir string, s *opsServer, typ, schema, dsn, p
 	}
 }
 
-// identifiedAuditLines counts the "audit" log lines that name an identity:
-// the entries the audit writer is to store.
+// identifiedAuditLines counts the operations logged with an identity (on
+// their request's line, or on an "audit" line of their own): the entries
+// the audit writer is to store.
 func identifiedAuditLines(logs string) int {
 	n := 0
 	for _, line := range strings.Split(logs, "\n") {
 		var rec map[string]any
-		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == "audit" && rec["identity"] != nil {
+		if json.Unmarshal([]byte(line), &rec) == nil && (rec["msg"] == "audit" || rec["msg"] == "request") &&
+			rec["action"] != nil && rec["identity"] != nil {
 			n++
 		}
 	}
@@ -351,15 +353,24 @@ func TestMetricsAfterWorkload(t *testing.T) {
 	// The audit writer is asynchronous: wait until it has written every
 	// entry the server logged for a known caller (the polls of
 	// registerAndWait add a machine-dependent number of NOT_FOUND entries,
-	// so no fixed count will do).
+	// so no fixed count will do). The log is buffered too: its lines are
+	// counted again on every round, until the two MCP operations are in.
 	var ss []sample
-	want := float64(identifiedAuditLines(s.logText()))
+	var want float64
 	deadline := time.Now().Add(5 * time.Second)
 	for {
+		logs := s.logText()
+		want = float64(identifiedAuditLines(logs))
 		ss = scrape(t, s.addr)
 		n, _ := value(ss, "minimal_audit_written_total", nil)
 		q, _ := value(ss, "minimal_audit_queue_length", nil)
-		if n >= want && n >= 10 && q == 0 {
+		mcpOps := 0
+		for _, line := range strings.Split(logs, "\n") {
+			if strings.Contains(line, `"face":"mcp"`) && strings.Contains(line, `"action":`) {
+				mcpOps++
+			}
+		}
+		if n >= want && n >= 10 && q == 0 && mcpOps >= 2 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -443,8 +454,9 @@ func TestMetricsAfterWorkload(t *testing.T) {
 		}
 	}
 
-	// Request log lines and audit log lines carry request ids; the audit
-	// CLI shows both faces with the same ids.
+	// Request log lines carry request ids, and the operation of each
+	// request (an operation of its own has an "audit" line); the audit CLI
+	// shows both faces with the same ids.
 	var requests, audits int
 	ids := map[string]bool{}
 	for _, line := range strings.Split(s.logText(), "\n") {
@@ -458,10 +470,11 @@ func TestMetricsAfterWorkload(t *testing.T) {
 			if id == "" {
 				t.Errorf("log line without request_id: %s", line)
 			}
-			if rec["msg"] == "audit" {
+			if rec["action"] != nil {
 				audits++
 				ids[id] = true
-			} else {
+			}
+			if rec["msg"] == "request" {
 				requests++
 			}
 		}

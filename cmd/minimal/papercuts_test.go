@@ -207,9 +207,12 @@ func TestLogsOneFormat(t *testing.T) {
 				t.Errorf("a line of request %s without its id: %s", id, line)
 			}
 			seen[msg] = true
+			if rec["object"] == "mi/app/broken" {
+				seen["operation"] = true // on the request's line, or a line of its own
+			}
 		}
 	}
-	if !seen["mi"] || !seen["request"] || !seen["audit"] || !seen["mcp"] {
+	if !seen["mi"] || !seen["request"] || !seen["operation"] || !seen["mcp"] {
 		t.Errorf("lines seen %v:\n%s", seen, s.logText())
 	}
 

@@ -91,10 +91,11 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return usagef("serve: --cors-origins (env %s): %s", envCORSOrigins, fault.As(err).Message)
 	}
 	// Records logged with a request's context carry its request id.
-	log, err := logger()
+	log, closeLog, err := logger()
 	if err != nil {
 		return err
 	}
+	defer closeLog()
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -155,7 +155,9 @@ func TestTracing(t *testing.T) {
 	if !rcv.service["minimal-test"] {
 		t.Errorf("service names %v", rcv.service)
 	}
-	// The request log line of the REST read carries the caller's trace id.
+	// The request log line of the REST read carries the caller's trace id
+	// (read after the exit: lines wait in the log buffer for a moment).
+	s.terminate(t)
 	found := false
 	for _, line := range strings.Split(s.logText(), "\n") {
 		var rec map[string]any
@@ -166,7 +168,6 @@ func TestTracing(t *testing.T) {
 	if !found {
 		t.Error("no request log line with the caller's trace id")
 	}
-	s.terminate(t)
 
 	// A protocol the gateway does not export refuses to start.
 	_, errOut, code := cliEnv(t, []string{"OTEL_EXPORTER_OTLP_PROTOCOL=grpc"}, "serve", "--data-dir", t.TempDir(), "--rest-addr", "127.0.0.1:0", "--mcp-addr", "127.0.0.1:0")
