@@ -317,8 +317,11 @@ func (w *AuditWriter) Close(ctx context.Context) error {
 	return nil
 }
 
-// run writes batches as entries arrive: whatever is queued, up to
-// auditBatch entries, goes in one transaction.
+// run writes batches as entries arrive. The first entry after a quiet
+// moment wakes it; it then lets the entries of the next auditLinger queue
+// up — a Record is one send on a buffered channel, which wakes nobody —
+// and writes all that is queued, auditBatch entries a transaction: a busy
+// server commits a few times a second rather than once per request.
 func (w *AuditWriter) run() {
 	defer close(w.done)
 	batch := make([]AuditEntry, 0, auditBatch)
@@ -332,34 +335,20 @@ func (w *AuditWriter) run() {
 			w.drain(batch[:0])
 			return
 		}
-		// Gather what arrives in the next moment too, so a busy server
-		// commits (and syncs) once per batch rather than once per request.
 		linger.Reset(auditLinger)
-	fill:
-		for len(batch) < auditBatch {
-			select {
-			case e := <-w.q:
-				batch = append(batch, e)
-			case <-linger.C:
-				break fill
-			case <-w.stop:
-				break fill
-			}
+		select {
+		case <-linger.C:
+		case <-w.stop:
+			linger.Stop()
 		}
-		if !linger.Stop() {
-			select {
-			case <-linger.C:
-			default:
-			}
-		}
-		w.write(context.Background(), batch)
+		w.drain(batch)
 	}
 }
 
-// drain writes every queued entry, in batches, when the writer stops.
+// drain writes the entries of batch and every queued one, in batches of
+// auditBatch.
 func (w *AuditWriter) drain(batch []AuditEntry) {
 	for {
-		batch = batch[:0]
 	fill:
 		for len(batch) < auditBatch {
 			select {
@@ -373,6 +362,7 @@ func (w *AuditWriter) drain(batch []AuditEntry) {
 			return
 		}
 		w.write(context.Background(), batch)
+		batch = batch[:0]
 	}
 }
 
