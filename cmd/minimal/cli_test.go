@@ -142,6 +142,7 @@ func (f cliFixture) validArgs(name string) []string {
 		"db set-dsn":      {"--type", "pg", "--schema", "public", "--dsn-file", f.dsnFile},
 		"db remove":       {"--type", "pg", "--schema", "nothing"},
 		"db test":         {"--type", "pg", "--schema", "public", "--dsn-file", f.dsnFile},
+		"db reload":       {"--type", "pg", "--schema", "public"},
 		"session journal": {"0190f3c2-7d1e-7b2a-9c4d-2f1e0a9b8c7d"},
 		"apply":           {"-f", f.policyFile, "--dry-run"},
 		"policy explain":  {"--identity", "admin", "--path", notes},
