@@ -75,12 +75,12 @@ func aggregatePhase(ctx context.Context, kids *children, cfg gatewayConfig, rows
 		return err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	m, err := newMCPTarget(cctx, "aggregate", gw.mcpAddr, agent, gw.pid(), 1, pageSet{})
+	m, err := newMCPTarget(cctx, "aggregate", gw.mcpAddr, agent, mcpProtocol, gw.pid(), 1, pageSet{})
 	cancel()
 	if err != nil {
 		return fmt.Errorf("mcp on %s: %w", gw.mcpAddr, err)
 	}
-	call, err := mcpRequest(2, "query_aggregate", map[string]any{
+	call, err := mcpRequest(mcpProtocol, 2, "query_aggregate", map[string]any{
 		"sources":    map[string]any{"kind": "single", "value": aggTable},
 		"aggregator": map[string]any{"kind": "group_by", "by_field": "region", "inner": map[string]any{"kind": "sum", "field": "amount"}},
 	})

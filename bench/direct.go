@@ -167,6 +167,7 @@ func serveDirect(addr string, codes []string) int {
 		}
 		return rows, rows.Close, nil
 	}))
+	strongHandlers(mux, pool)
 
 	if slices.Contains(codes, "ma") {
 		db, err := openMA(os.Getenv(envMADSN))

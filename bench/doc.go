@@ -58,14 +58,26 @@
 //     run the same SQL and the ratio is what the permission gates cost;
 //     and, in four such rounds each, gateway against direct on MariaDB and
 //     on ClickHouse. A failure there is reported on the dialect's line and
-//     fails the run at the end. Last in this step, in eight rounds, MCP
-//     against REST on the same gateway: auto_read_rows of the identity
-//     agent in one AI session (every call journaled) against the REST GET
-//     of the same page by the admin. The MCP answers are checked at the
-//     same cadence as REST's: on every answer the JSON-RPC envelope by byte
-//     scans and the page in its structuredContent by the byte scan above;
-//     on every 16th the envelope decoded, content[0].text compared with
-//     structuredContent, and the page decoded with its ids.
+//     fails the run at the end. Then, in eight rounds each, MCP against
+//     REST on the same gateway, once per protocol era clients speak
+//     (2025-06-18 and 2025-11-25: initialize first and its Mcp-Session-Id
+//     on every call; 2026-07-28: _meta and the standard headers):
+//     auto_read_rows of the identity agent in one AI session (every call
+//     journaled) against the REST GET of the same page by the admin. The
+//     MCP answers are checked at the same cadence as REST's: on every
+//     answer the JSON-RPC envelope by byte scans and the page in its
+//     structuredContent by the byte scan above; on every 16th the envelope
+//     decoded, content[0].text compared with structuredContent, and the
+//     page decoded with its ids. The size of one answer is printed for
+//     each era, 2025-03-26 too (whose clients get the text only).
+//     Right after the main comparison, in eight rounds each, the gateway
+//     against the strong baseline (strong.go: the same pool and SELECT,
+//     typed scans, JSON appended by hand without reflection, one write):
+//     one row by primary key (GET ?ps=1&pg=0&id=eq.N against
+//     /strong/item?id=N, ids 1..10000 at random) and the 100-row page.
+//     Then the database's own ceiling (ceiling.go): pgbench with a custom
+//     script running the page's SELECT (prepared, same concurrency) in
+//     four rounds interleaved with the gateway's 100-row pages.
 //  5. Streaming: the gateway is restarted fresh, and the whole table is read
 //     once as CSV; restarted again, once as JSON. While each body is read
 //     and counted, /proc/PID/status VmRSS is sampled every 20 ms; VmHWM is
@@ -88,6 +100,12 @@
 //     is the main comparison above. The target is the same ≥ 0.80. The
 //     ClickHouse line mostly measures the server: 18.16 reads and sorts the
 //     whole table for every ORDER BY id … LIMIT … OFFSET page.
+//   - Every ratio on the MCP, strong-baseline and ceiling lines is the
+//     median over their rounds of the two sides' throughputs in the same
+//     round pair. Targets: MCP over REST ≥ 0.90 in every era; against the
+//     strong baseline ≥ 0.80 for one row by key and ≥ 1.00 for the page.
+//     The ceiling line prints the gateway's page throughput as a fraction
+//     of pgbench's transactions per second (no target yet).
 //   - "server CPU per request" is the server process's user+system CPU time
 //     (/proc/PID/stat) over the requests it answered. On a small machine
 //     shared by PostgreSQL, the load generator and whatever else runs, it

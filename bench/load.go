@@ -32,9 +32,13 @@ var allRows = pageSet{pages: pageCount, idAt: func(pg, i int) int64 { return int
 
 // target is one side of the comparison.
 type target struct {
-	name   string
-	urls   []string
-	idAt   func(pg, i int) int64
+	name string
+	urls []string
+	idAt func(pg, i int) int64
+	// size is the rows of each answer; keyed: each URL reads one row by
+	// its id, answered as page 0 of size 1 (newKeyTarget).
+	size   int
+	keyed  bool
 	token  string
 	client *http.Client
 	pid    int      // the server process, for its CPU time; 0 when unknown
@@ -42,11 +46,32 @@ type target struct {
 }
 
 func newTarget(name, base, token string, pid, concurrency int, set pageSet) *target {
-	t := &target{name: name, token: token, pid: pid, idAt: set.idAt, urls: make([]string, set.pages)}
+	t := &target{name: name, token: token, pid: pid, idAt: set.idAt, urls: make([]string, set.pages), size: pageSize}
 	for p := range t.urls {
 		t.urls[p] = fmt.Sprintf("%s?ps=%d&pg=%d&oy=id.as%s", base, pageSize, p, set.params)
 	}
-	t.client = &http.Client{
+	t.client = newClient(concurrency)
+	return t
+}
+
+// keyedRows is how many ids a keyed target reads (1..keyedRows, at
+// random).
+const keyedRows = 10000
+
+// newKeyTarget returns a target reading one row by its id: url gives the
+// URL of id (1..keyedRows).
+func newKeyTarget(name string, url func(id int64) string, token string, pid, concurrency int) *target {
+	t := &target{name: name, token: token, pid: pid, urls: make([]string, keyedRows), size: 1, keyed: true,
+		idAt: func(pg, _ int) int64 { return int64(pg + 1) }, client: newClient(concurrency)}
+	for i := range t.urls {
+		t.urls[i] = url(int64(i + 1))
+	}
+	return t
+}
+
+// newClient is a keep-alive client for concurrency workers.
+func newClient(concurrency int) *http.Client {
+	return &http.Client{
 		Timeout: 30 * time.Second,
 		Transport: &http.Transport{
 			MaxIdleConns:        2 * concurrency,
@@ -55,7 +80,6 @@ func newTarget(name, base, token string, pid, concurrency int, set pageSet) *tar
 			DisableCompression:  true,
 		},
 	}
-	return t
 }
 
 // phase is the outcome of one timed run against one target.
@@ -215,7 +239,7 @@ func runPhase(ctx context.Context, t *target, round string, concurrency int, dur
 				err := fetch(ctx, t, pg, &body, full)
 				lat := time.Since(t0)
 				if err == nil {
-					err = checkPage(body.Bytes(), pg, full, t.idAt)
+					err = checkPage(body.Bytes(), t, pg, full)
 				}
 				if err != nil {
 					if ctx.Err() != nil {
@@ -280,18 +304,22 @@ var (
 	dataOpen  = []byte(`{"data":[`)
 )
 
-// checkPage verifies a page answer: the envelope, 100 row objects and the
-// page object by byte scans; with full, a JSON decode checking every id
-// against idAt. (Inside a JSON string a quote is escaped, so {"id": only
-// opens a row.)
-func checkPage(b []byte, pg int, full bool, idAt func(pg, i int) int64) error {
+// checkPage verifies an answer of t to the request of page (or key) pg:
+// the envelope, t.size row objects and the page object by byte scans; with
+// full, a JSON decode checking every id against t.idAt. (Inside a JSON
+// string a quote is escaped, so {"id": only opens a row.)
+func checkPage(b []byte, t *target, pg int, full bool) error {
+	number := pg
+	if t.keyed {
+		number = 0
+	}
 	if !bytes.HasPrefix(b, dataOpen) {
 		return fmt.Errorf("body does not start with %s: %.100s", dataOpen, b)
 	}
-	if n := bytes.Count(b, rowMarker); n != pageSize {
-		return fmt.Errorf("%d rows, want %d", n, pageSize)
+	if n := bytes.Count(b, rowMarker); n != t.size {
+		return fmt.Errorf("%d rows, want %d", n, t.size)
 	}
-	if want := fmt.Sprintf(`"page":{"number":%d,"size":%d}`, pg, pageSize); !bytes.Contains(b, []byte(want)) {
+	if want := fmt.Sprintf(`"page":{"number":%d,"size":%d}`, number, t.size); !bytes.Contains(b, []byte(want)) {
 		return fmt.Errorf("page object %s missing", want)
 	}
 	if !full {
@@ -310,11 +338,11 @@ func checkPage(b []byte, pg int, full bool, idAt func(pg, i int) int64) error {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
-	if len(doc.Data) != pageSize || doc.Page.Number != pg || doc.Page.Size != pageSize {
-		return fmt.Errorf("decoded %d rows, page %d size %d; want %d rows of page %d", len(doc.Data), doc.Page.Number, doc.Page.Size, pageSize, pg)
+	if len(doc.Data) != t.size || doc.Page.Number != number || doc.Page.Size != t.size {
+		return fmt.Errorf("decoded %d rows, page %d size %d; want %d rows of page %d", len(doc.Data), doc.Page.Number, doc.Page.Size, t.size, number)
 	}
 	for i, r := range doc.Data {
-		if want := idAt(pg, i); r.ID != want || r.Name == "" {
+		if want := t.idAt(pg, i); r.ID != want || r.Name == "" {
 			return fmt.Errorf("row %d: id %d name %q, want id %d", i, r.ID, r.Name, want)
 		}
 	}
@@ -334,7 +362,7 @@ func crossCheck(ctx context.Context, a, b *target, cols []string) error {
 		if err := fetch(ctx, t, pg, &body, true); err != nil {
 			return nil, err
 		}
-		if err := checkPage(body.Bytes(), pg, true, t.idAt); err != nil {
+		if err := checkPage(body.Bytes(), t, pg, true); err != nil {
 			return nil, err
 		}
 		dec := json.NewDecoder(&body)
@@ -432,4 +460,24 @@ func micros(d time.Duration) string {
 		return "?"
 	}
 	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+}
+
+// medianRatio is the median over the measured rounds of a's throughput
+// over b's in the same round pair (compare runs them side by side), 0 when
+// there is none.
+func medianRatio(a, b sideStats) float64 {
+	var r []float64
+	for i := range min(len(a.rounds), len(b.rounds)) {
+		if b.rounds[i] > 0 {
+			r = append(r, a.rounds[i]/b.rounds[i])
+		}
+	}
+	if len(r) == 0 {
+		return 0
+	}
+	slices.Sort(r)
+	if len(r)%2 == 1 {
+		return r[len(r)/2]
+	}
+	return (r[len(r)/2-1] + r[len(r)/2]) / 2
 }

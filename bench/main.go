@@ -31,6 +31,10 @@ const (
 	rssTargetMB = 100
 	// ratioTarget is the throughput target of gateway over direct.
 	ratioTarget = 0.80
+	// strongKeyTarget and strongPageTarget are the throughput targets of
+	// the gateway over the strong baseline: one row by key, a 100-row page.
+	strongKeyTarget  = 0.80
+	strongPageTarget = 1.0
 	// scopedRounds and dialectRounds are the alternating rounds of the
 	// scoped read and of the ma and ch comparisons (a, b, b, a, …): shorter
 	// rounds than the main comparison's, so that a burst of load from
@@ -358,6 +362,15 @@ func bench(ctx context.Context, o options) (_ *summary, err error) {
 	}
 	pgLine.gateway, pgLine.direct, pgLine.done = sum.gateway, sum.direct, true
 
+	// 4a. The strong baseline: the 100-row page, and one row by its key.
+	if err := strongPhase(ctx, g, gwBase, directRoot, token, gw.pid(), direct.pid(), o, sum); err != nil {
+		return sum, err
+	}
+	// 4a'. The database's own ceiling for the page's statement.
+	if err := ceilingPhase(ctx, g, dsn, tmp, o, sum); err != nil {
+		return sum, err
+	}
+
 	// 4b. Scoped, column-limited read vs the admin's equivalent query.
 	an := newTarget("analyst", gwBase, analystToken, gw.pid(), o.concurrency, scopedPages(o.rows))
 	ad := newTarget("admin", gwBase, token, gw.pid(), o.concurrency, adminEquivalent(o.rows))
@@ -474,4 +487,33 @@ func serverVersion(ctx context.Context, conn *pgx.Conn) string {
 		v = v[:i]
 	}
 	return v
+}
+
+// strongPhase compares the gateway with the strong baseline: g's 100-row
+// pages, and one row read by its primary key.
+func strongPhase(ctx context.Context, g *target, gwBase, directRoot, token string, gwPID, directPID int, o options, sum *summary) error {
+	page := newTarget("strong", directRoot+"/strong/items", token, directPID, o.concurrency, allRows)
+	gk := newKeyTarget("gateway 1", func(id int64) string { return fmt.Sprintf("%s?ps=1&pg=0&id=eq.%d", gwBase, id) }, token, gwPID, o.concurrency)
+	sk := newKeyTarget("strong 1", func(id int64) string { return fmt.Sprintf("%s/strong/item?id=%d", directRoot, id) }, token, directPID, o.concurrency)
+	for _, c := range []struct {
+		name   string
+		a, b   *target
+		target float64
+	}{
+		{"1-row GET by primary key", gk, sk, strongKeyTarget},
+		{"100-row page by id", g, page, strongPageTarget},
+	} {
+		if err := crossCheck(ctx, c.a, c.b, dialectColumns); err != nil {
+			return fmt.Errorf("%s: gateway and strong baseline disagree: %w", c.name, err)
+		}
+		gs, ss, failures, err := compare(ctx, c.a, c.b, o, scopedRounds, true, sum)
+		if err != nil {
+			return err
+		}
+		sum.strong = append(sum.strong, strongLine{name: c.name, gateway: gs, strong: ss, target: c.target})
+		if failures > 0 {
+			return fmt.Errorf("%d requests failed in the %s comparison", failures, c.name)
+		}
+	}
+	return nil
 }

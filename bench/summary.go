@@ -23,10 +23,17 @@ type summary struct {
 	scopedPages    int
 	analyst, admin sideStats
 
-	mcpDone   bool
-	mcp, rest sideStats
+	// mcpEras are MCP auto_read_rows vs REST GET in each protocol era;
+	// answerSizes the size of one 100-row answer in each.
+	mcpEras     []mcpEra
+	answerSizes []eraSize
 	// listings are the tools/list of each role, in tokens.
 	listings []listing
+
+	// strong are the gateway against the strong baseline; ceiling against
+	// pgbench.
+	strong  []strongLine
+	ceiling *ceilingResult
 
 	dialects []*dialectLine
 
@@ -36,6 +43,25 @@ type summary struct {
 
 	// restOps are the REST count and aggregate reads against their SQL.
 	restOps []restOpsResult
+}
+
+// mcpEra is one protocol era's MCP vs REST comparison.
+type mcpEra struct {
+	version   string
+	mcp, rest sideStats
+}
+
+// eraSize is the size in bytes of one 100-row MCP answer in an era.
+type eraSize struct {
+	version string
+	bytes   int
+}
+
+// strongLine is one read through the gateway against the strong baseline.
+type strongLine struct {
+	name            string
+	gateway, strong sideStats
+	target          float64
 }
 
 // scopedTarget is the throughput target of the scoped, column-limited read
@@ -126,22 +152,45 @@ func (s *summary) print(w io.Writer) {
 			fmt.Fprintf(&b, "  %-40s %2d tools %5d tokens (target ≤ %d)%s\n", l.role, l.tools, l.tokens, l.budget, mark)
 		}
 	}
-	if s.mcpDone {
-		fmt.Fprintf(&b, "\nmcp auto_read_rows (identity agent, one AI session, each call journaled) vs REST GET (admin), %d-row pages by id:\n", pageSize)
-		for _, side := range []sideStats{s.mcp, s.rest} {
-			printSide(&b, side)
+	if len(s.mcpEras) > 0 {
+		fmt.Fprintf(&b, "\nmcp auto_read_rows (identity agent, one AI session, each call journaled) vs REST GET (admin), %d-row pages by id, per protocol era (ratio: median of %d interleaved rounds):\n", pageSize, scopedRounds)
+		for _, e := range s.mcpEras {
+			ratio := medianRatio(e.mcp, e.rest)
+			fmt.Fprintf(&b, "  %-10s mcp %5.0f req/s  rest %5.0f req/s  ratio %.2f (target ≥ %.2f)%s   server CPU %s vs %s/req; p50 %.2f vs %.2f ms; rounds %s vs %s\n",
+				e.version, e.mcp.rps(), e.rest.rps(), ratio, mcpTarget, missed(ratio, mcpTarget), micros(e.mcp.cpuPerReq()), micros(e.rest.cpuPerReq()),
+				ms(e.mcp.p50), ms(e.rest.p50), roundList(e.mcp), roundList(e.rest))
 		}
-		if r := s.rest.rps(); r > 0 {
-			ratio := s.mcp.rps() / r
-			mark := ""
-			if ratio < mcpTarget {
-				mark = "  MISSED"
+	}
+	if len(s.answerSizes) > 0 {
+		var parts []string
+		for _, a := range s.answerSizes {
+			note := ""
+			if a.version < "2025-06-18" {
+				note = " text only"
 			}
-			fmt.Fprintf(&b, "mcp auto_read_rows vs REST GET (same page): ratio %.2f (target ≥ %.2f)%s   (mcp %.0f req/s p50 %.2f ms p99 %.2f ms; rest %.0f req/s p50 %.2f ms p99 %.2f ms)\n",
-				ratio, mcpTarget, mark, s.mcp.rps(), ms(s.mcp.p50), ms(s.mcp.p99), s.rest.rps(), ms(s.rest.p50), ms(s.rest.p99))
+			parts = append(parts, fmt.Sprintf("%s %d B%s", a.version, a.bytes, note))
 		}
-		if m, r := s.mcp.cpuPerReq(), s.rest.cpuPerReq(); m > 0 && r > 0 {
-			fmt.Fprintf(&b, "mcp vs REST server CPU per request: %s vs %s (ratio %.2f)\n", micros(m), micros(r), float64(m)/float64(r))
+		fmt.Fprintf(&b, "mcp answer of one %d-row page: %s\n", pageSize, strings.Join(parts, ", "))
+	}
+	if len(s.strong) > 0 {
+		fmt.Fprintf(&b, "\ngateway REST GET vs the strong direct handler (pgx, typed scans, JSON appended by hand; ratio: median of %d interleaved rounds):\n", scopedRounds)
+		for _, l := range s.strong {
+			ratio := medianRatio(l.gateway, l.strong)
+			fmt.Fprintf(&b, "  %-26s gateway %5.0f req/s  strong %5.0f req/s  ratio %.2f (target ≥ %.2f)%s   server CPU %s vs %s/req; p50 %.2f vs %.2f ms\n",
+				l.name, l.gateway.rps(), l.strong.rps(), ratio, l.target, missed(ratio, l.target), micros(l.gateway.cpuPerReq()), micros(l.strong.cpuPerReq()),
+				ms(l.gateway.p50), ms(l.strong.p50))
+		}
+	}
+	if c := s.ceiling; c != nil {
+		if c.skipped != "" {
+			fmt.Fprintf(&b, "database ceiling skipped: %s\n", c.skipped)
+		} else if len(c.tps) > 0 {
+			tps := make([]string, len(c.tps))
+			for i, t := range c.tps {
+				tps[i] = fmt.Sprintf("%.0f", t)
+			}
+			fmt.Fprintf(&b, "database ceiling (pgbench, the page's SELECT, prepared, c=%d): gateway 100-row page %.0f req/s = %.2f of what PostgreSQL serves itself (median of %d interleaved rounds; pgbench %s tps; gateway rounds %s req/s, server CPU %s/req)\n",
+				s.concurrency, c.gateway.rps(), c.fraction(), len(c.tps), strings.Join(tps, ", "), roundList(c.gateway), micros(c.gateway.cpuPerReq()))
 		}
 	}
 	printRestOps(&b, s.restOps)
@@ -215,4 +264,21 @@ func (s *summary) print(w io.Writer) {
 		}
 	}
 	fmt.Fprint(w, b.String())
+}
+
+// missed marks a ratio under its target.
+func missed(ratio, target float64) string {
+	if ratio < target {
+		return "  MISSED"
+	}
+	return ""
+}
+
+// roundList is the req/s of each round of a side.
+func roundList(side sideStats) string {
+	r := make([]string, len(side.rounds))
+	for i, v := range side.rounds {
+		r[i] = fmt.Sprintf("%.0f", v)
+	}
+	return strings.Join(r, "/")
 }
