@@ -51,19 +51,11 @@ func cmdConsoleLink(ctx context.Context, args []string, stdout, stderr io.Writer
 	if !strings.HasPrefix(*base, "http://") && !strings.HasPrefix(*base, "https://") {
 		return usagef("console-link: --url must start with http:// or https://, not %q", *base)
 	}
-	org, project, err := ref.names("console-link")
-	if err != nil {
-		return err
-	}
-	st, err := openStore(ctx, *dataDir)
+	st, _, _, proj, err := ref.open(ctx, "console-link", *dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	_, proj, err := resolveProject(ctx, st, org, project)
-	if err != nil {
-		return err
-	}
 	id, err := st.Identity(ctx, proj.ID, *identity)
 	if err != nil {
 		return err

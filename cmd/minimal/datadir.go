@@ -122,3 +122,22 @@ func (r projectRef) resolve(ctx context.Context, st *store.Store, cmd string) (s
 	_, proj, err := resolveProject(ctx, st, o, p)
 	return proj, err
 }
+
+// open names the flags' org and project (cmd prefixes a usage error),
+// opens the store of dataDir and finds the project there. The caller
+// closes the store.
+func (r projectRef) open(ctx context.Context, cmd, dataDir string) (st *store.Store, org, project string, proj store.Project, err error) {
+	org, project, err = r.names(cmd)
+	if err != nil {
+		return nil, "", "", store.Project{}, err
+	}
+	st, err = openStore(ctx, dataDir)
+	if err != nil {
+		return nil, "", "", store.Project{}, err
+	}
+	if _, proj, err = resolveProject(ctx, st, org, project); err != nil {
+		st.Close()
+		return nil, "", "", store.Project{}, err
+	}
+	return st, org, project, proj, nil
+}

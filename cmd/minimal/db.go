@@ -109,19 +109,11 @@ func cmdDB(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			return usagef("%s: give the connection string with --dsn-file PATH, --dsn - (standard input) or env %s", cmd, envDSN)
 		}
 	}
-	org, project, err := ref.names(cmd)
-	if err != nil {
-		return err
-	}
-	st, err := openStore(ctx, *dataDir)
+	st, org, project, proj, err := ref.open(ctx, cmd, *dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	_, proj, err := resolveProject(ctx, st, org, project)
-	if err != nil {
-		return err
-	}
 	probe := func() error {
 		if skipTest != nil && *skipTest {
 			return nil

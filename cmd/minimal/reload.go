@@ -29,19 +29,11 @@ func cmdDBReload(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *typ == "" || *schema == "" {
 		return usagef("%s: --type and --schema are required", cmd)
 	}
-	org, project, err := ref.names(cmd)
-	if err != nil {
-		return err
-	}
-	st, err := openStore(ctx, *dataDir)
+	st, org, project, proj, err := ref.open(ctx, cmd, *dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	_, proj, err := resolveProject(ctx, st, org, project)
-	if err != nil {
-		return err
-	}
 	if _, err := st.TouchDatabase(ctx, proj.ID, *typ, *schema); err != nil {
 		return err
 	}

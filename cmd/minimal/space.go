@@ -27,19 +27,11 @@ func cmdSpace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	default:
 		return usagef("space mcp: say on or off after the flags, not %q", strings.Join(rest, " "))
 	}
-	org, project, err := ref.names("space mcp")
-	if err != nil {
-		return err
-	}
-	st, err := openStore(ctx, *dataDir)
+	st, org, project, proj, err := ref.open(ctx, "space mcp", *dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	_, proj, err := resolveProject(ctx, st, org, project)
-	if err != nil {
-		return err
-	}
 	sp, err := st.Space(ctx, proj.ID, *space)
 	if err != nil {
 		return err

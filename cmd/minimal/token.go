@@ -44,19 +44,11 @@ func tokenMint(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usagef("token mint: --ttl: %s", fault.As(err).Message)
 	}
-	org, project, err := ref.names("token mint")
-	if err != nil {
-		return err
-	}
-	st, err := openStore(ctx, *dataDir)
+	st, _, _, proj, err := ref.open(ctx, "token mint", *dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	_, proj, err := resolveProject(ctx, st, org, project)
-	if err != nil {
-		return err
-	}
 	id, err := st.Identity(ctx, proj.ID, *identity)
 	if err != nil {
 		return err
