@@ -82,26 +82,11 @@ func (e *csvEncoder) appendCell(dst []byte, v any) []byte {
 	case []any, map[string]any:
 		e.scratch = appendJSON(e.scratch[:0], v, 0)
 		return appendCSVField(dst, e.scratch)
-	case int:
-		return strconv.AppendInt(dst, int64(v), 10)
-	case int32:
-		return strconv.AppendInt(dst, int64(v), 10)
-	case int16:
-		return strconv.AppendInt(dst, int64(v), 10)
-	case int8:
-		return strconv.AppendInt(dst, int64(v), 10)
-	case uint:
-		return strconv.AppendUint(dst, uint64(v), 10)
-	case uint64:
-		return strconv.AppendUint(dst, v, 10)
-	case uint32:
-		return strconv.AppendUint(dst, uint64(v), 10)
-	case uint16:
-		return strconv.AppendUint(dst, uint64(v), 10)
-	case uint8:
-		return strconv.AppendUint(dst, uint64(v), 10)
 	case float32:
 		return appendTextFloat(dst, float64(v), 32)
+	}
+	if out, ok := appendOtherInt(dst, v); ok {
+		return out
 	}
 	return appendCSVField(dst, fmt.Sprint(v))
 }

@@ -74,26 +74,11 @@ func appendJSON(dst []byte, v any, depth int) []byte {
 			dst = appendJSON(dst, v[k], depth+1)
 		}
 		return append(dst, '}')
-	case int:
-		return strconv.AppendInt(dst, int64(v), 10)
-	case int32:
-		return strconv.AppendInt(dst, int64(v), 10)
-	case int16:
-		return strconv.AppendInt(dst, int64(v), 10)
-	case int8:
-		return strconv.AppendInt(dst, int64(v), 10)
-	case uint:
-		return strconv.AppendUint(dst, uint64(v), 10)
-	case uint64:
-		return strconv.AppendUint(dst, v, 10)
-	case uint32:
-		return strconv.AppendUint(dst, uint64(v), 10)
-	case uint16:
-		return strconv.AppendUint(dst, uint64(v), 10)
-	case uint8:
-		return strconv.AppendUint(dst, uint64(v), 10)
 	case float32:
 		return appendJSONFloat(dst, float64(v), 32)
+	}
+	if out, ok := appendOtherInt(dst, v); ok {
+		return out
 	}
 	return appendQuoted(dst, fmt.Sprint(v), false)
 }

@@ -192,3 +192,30 @@ func isValidNumber(s string) bool {
 func sortedKeys(m map[string]any) []string {
 	return slices.Sorted(maps.Keys(m))
 }
+
+// appendOtherInt appends v in decimal when it is one of the integer types
+// other than int64 (which every format handles on its own), and reports
+// whether it was one.
+func appendOtherInt(dst []byte, v any) ([]byte, bool) {
+	switch v := v.(type) {
+	case int:
+		return strconv.AppendInt(dst, int64(v), 10), true
+	case int32:
+		return strconv.AppendInt(dst, int64(v), 10), true
+	case int16:
+		return strconv.AppendInt(dst, int64(v), 10), true
+	case int8:
+		return strconv.AppendInt(dst, int64(v), 10), true
+	case uint:
+		return strconv.AppendUint(dst, uint64(v), 10), true
+	case uint64:
+		return strconv.AppendUint(dst, v, 10), true
+	case uint32:
+		return strconv.AppendUint(dst, uint64(v), 10), true
+	case uint16:
+		return strconv.AppendUint(dst, uint64(v), 10), true
+	case uint8:
+		return strconv.AppendUint(dst, uint64(v), 10), true
+	}
+	return dst, false
+}
