@@ -197,6 +197,25 @@ func TestFileCapabilityGates(t *testing.T) {
 	refused("viewer", "alias_delete", map[string]any{"name": "titled"}, fmt.Sprintf(refusal, "viewer"))
 	audited("viewer", notes, "write", "FORBIDDEN", fmt.Sprintf(refusal, "viewer"))
 
+	// The row family (create, get, list, update, delete) goes through
+	// Execute: the same refusals and audit entries as REST.
+	var row struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(g.must(g.agent, sid, "create", map[string]any{"table": "notes", "data": map[string]any{"title": "kept"}})), &row); err != nil || row.ID == "" {
+		t.Fatalf("create: %v %+v", err, row)
+	}
+	refused("ro", "create", map[string]any{"table": "notes", "data": map[string]any{"title": "x"}}, fmt.Sprintf(refusal, "admin"))
+	audited("ro", notes, "create", "FORBIDDEN", fmt.Sprintf(refusal, "admin"))
+	refused("viewer", "create", map[string]any{"table": "notes", "data": map[string]any{"title": "x"}}, fmt.Sprintf(refusal, "viewer"))
+	audited("viewer", notes, "create", "FORBIDDEN", fmt.Sprintf(refusal, "viewer"))
+	refused("wo", "list", map[string]any{"table": "notes"}, fmt.Sprintf(refusal, "admin"))
+	audited("wo", notes, "read", "FORBIDDEN", fmt.Sprintf(refusal, "admin"))
+	refused("ro", "update", map[string]any{"table": "notes", "id": row.ID, "data": map[string]any{"title": "y"}}, fmt.Sprintf(refusal, "admin"))
+	audited("ro", notes, "update", "FORBIDDEN", fmt.Sprintf(refusal, "admin"))
+	refused("viewer", "delete", map[string]any{"table": "notes", "id": row.ID}, fmt.Sprintf(refusal, "viewer"))
+	audited("viewer", notes, "delete", "FORBIDDEN", fmt.Sprintf(refusal, "viewer"))
+
 	// A lock refuses each family as it refuses REST: -r-- for the writes…
 	lock := func(mask, probeMethod string) string {
 		t.Helper()
@@ -228,6 +247,11 @@ func TestFileCapabilityGates(t *testing.T) {
 	audited("agent", notes, "write", "FORBIDDEN", locked)
 	refused("agent", "alias_delete", map[string]any{"name": "titled"}, locked)
 	audited("agent", notes, "write", "FORBIDDEN", locked)
+	refused("agent", "update", map[string]any{"table": "notes", "id": row.ID, "data": map[string]any{"title": "y"}}, locked)
+	audited("agent", notes, "update", "FORBIDDEN", locked)
+	lockedDelete := "this table is locked for delete, got [admin]"
+	refused("agent", "delete", map[string]any{"table": "notes", "id": row.ID}, lockedDelete)
+	audited("agent", notes, "delete", "FORBIDDEN", lockedDelete)
 	unlock()
 	// …and c-ud for the reads.
 	locked = lock("c-ud", "GET")
@@ -235,6 +259,8 @@ func TestFileCapabilityGates(t *testing.T) {
 		t.Fatalf("REST under the lock: %q", locked)
 	}
 	refused("agent", "data_snapshot", snap, locked)
+	audited("agent", notes, "read", "FORBIDDEN", locked)
+	refused("agent", "get", map[string]any{"table": "notes", "id": row.ID}, locked)
 	audited("agent", notes, "read", "FORBIDDEN", locked)
 	unlock()
 }
