@@ -95,11 +95,7 @@ func (s *Server) mountAdmin(r chi.Router) {
 		a.projects().mount(r, adminProjects, adminProject, http.MethodPatch)
 		a.spaces().mount(r, adminProject+"/spaces", adminProject+"/spaces/{space}", http.MethodPatch)
 
-		r.Get(adminProject+"/identities", a.listIdentities)
-		r.Post(adminProject+"/identities", a.createIdentity)
-		r.Get(adminProject+"/identities/{identity}", a.getIdentity)
-		r.Patch(adminProject+"/identities/{identity}", a.patchIdentity)
-		r.Delete(adminProject+"/identities/{identity}", a.deleteIdentity)
+		a.identities().mount(r, adminProject+"/identities", adminProject+"/identities/{identity}", http.MethodPatch)
 		r.Post(adminProject+"/identities/{identity}/tokens", a.mintFor)
 
 		r.Get(adminProject+"/roles", a.listRoles)

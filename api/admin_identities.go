@@ -91,123 +91,95 @@ func (a *admin) identity(r *http.Request) (store.Identity, error) {
 	return a.s.st.Identity(r.Context(), p.ID, pathParam(r, "identity"))
 }
 
-// answerIdentity writes an identity with its space's name.
-func (a *admin) answerIdentity(w http.ResponseWriter, r *http.Request, status int, id store.Identity) {
-	sp, err := a.s.st.SpaceByID(r.Context(), id.SpaceID)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeJSON(w, status, identityOut(id, sp.Name))
+// spacedIdentity is an identity with its space's name, as answered.
+type spacedIdentity struct {
+	id    store.Identity
+	space string
 }
 
-func (a *admin) listIdentities(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
+// spaced finds an identity's space name.
+func (a *admin) spaced(r *http.Request, id store.Identity) (spacedIdentity, error) {
+	sp, err := a.s.st.SpaceByID(r.Context(), id.SpaceID)
 	if err != nil {
-		writeError(w, r, err)
-		return
+		return spacedIdentity{}, err
 	}
+	return spacedIdentity{id: id, space: sp.Name}, nil
+}
+
+// identities serves the identities of a project. Disabling an identity or
+// taking a role away reaches its live tokens within about two seconds.
+func (a *admin) identities() crud[store.Project, store.Identity, spacedIdentity, identityBody, identityBody] {
+	return crud[store.Project, store.Identity, spacedIdentity, identityBody, identityBody]{
+		a:      a,
+		parent: a.projectOf,
+		list:   a.listIdentities,
+		at: func(r *http.Request, p store.Project) (store.Identity, error) {
+			return a.s.st.Identity(r.Context(), p.ID, pathParam(r, "identity"))
+		},
+		get: func(r *http.Request, _ store.Project, id store.Identity) (spacedIdentity, error) {
+			return a.spaced(r, id)
+		},
+		create: a.createIdentity,
+		update: a.patchIdentity,
+		remove: func(r *http.Request, _ store.Project, id store.Identity) error {
+			return a.s.st.DeleteIdentity(r.Context(), id.ID)
+		},
+		out: func(_ store.Project, s spacedIdentity) any { return identityOut(s.id, s.space) },
+	}
+}
+
+func (a *admin) listIdentities(r *http.Request, p store.Project) ([]spacedIdentity, error) {
 	ids, err := a.s.st.ListIdentities(r.Context(), p.ID)
 	if err != nil {
-		writeError(w, r, err)
-		return
+		return nil, err
 	}
 	sps, err := a.s.st.Spaces(r.Context(), p.ID)
 	if err != nil {
-		writeError(w, r, err)
-		return
+		return nil, err
 	}
 	spaceName := make(map[string]string, len(sps))
 	for _, sp := range sps {
 		spaceName[sp.ID] = sp.Name
 	}
-	out := make([]identityJSON, len(ids))
+	out := make([]spacedIdentity, len(ids))
 	for i, id := range ids {
-		out[i] = identityOut(id, spaceName[id.SpaceID])
+		out[i] = spacedIdentity{id: id, space: spaceName[id.SpaceID]}
 	}
-	writeList(w, out)
+	return out, nil
 }
 
-func (a *admin) createIdentity(w http.ResponseWriter, r *http.Request) {
-	_, p, err := a.project(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b identityBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
+func (a *admin) createIdentity(r *http.Request, p store.Project, b *identityBody) (spacedIdentity, error) {
 	if b.Name == nil {
-		writeError(w, r, required("name", ""))
-		return
+		return spacedIdentity{}, required("name", "")
 	}
 	if b.Space == nil {
-		writeError(w, r, required("space", ""))
-		return
+		return spacedIdentity{}, required("space", "")
 	}
 	id := store.Identity{ProjectID: p.ID, Name: *b.Name, Kind: store.KindUser, KeyType: "crud", Enabled: true}
-	if err := a.apply(r, b, &id); err != nil {
-		writeError(w, r, err)
-		return
+	if err := a.apply(r, *b, &id); err != nil {
+		return spacedIdentity{}, err
 	}
-	id, err = a.s.st.CreateIdentity(r.Context(), id)
+	id, err := a.s.st.CreateIdentity(r.Context(), id)
 	if err != nil {
-		writeError(w, r, err)
-		return
+		return spacedIdentity{}, err
 	}
-	a.answerIdentity(w, r, http.StatusCreated, id)
+	return a.spaced(r, id)
 }
 
-func (a *admin) getIdentity(w http.ResponseWriter, r *http.Request) {
-	id, err := a.identity(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	a.answerIdentity(w, r, http.StatusOK, id)
-}
-
-// patchIdentity changes the fields the body names. Disabling an identity
-// or taking a role away reaches its live tokens within about two seconds.
-func (a *admin) patchIdentity(w http.ResponseWriter, r *http.Request) {
-	id, err := a.identity(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b identityBody
-	if err := a.decodeStrict(w, r, &b); err != nil {
-		writeError(w, r, err)
-		return
-	}
+// patchIdentity changes the fields the body names; an identity is never
+// renamed (tokens carry its name).
+func (a *admin) patchIdentity(r *http.Request, _ store.Project, id store.Identity, b *identityBody) (spacedIdentity, error) {
 	if b.Name != nil && *b.Name != id.Name {
-		writeError(w, r, fault.New(fault.Invalid, "field \"name\": an identity cannot be renamed (tokens carry its name)"))
-		return
+		return spacedIdentity{}, fault.New(fault.Invalid, "field \"name\": an identity cannot be renamed (tokens carry its name)")
 	}
-	if err := a.apply(r, b, &id); err != nil {
-		writeError(w, r, err)
-		return
+	if err := a.apply(r, *b, &id); err != nil {
+		return spacedIdentity{}, err
 	}
-	if id, err = a.s.st.UpdateIdentity(r.Context(), id); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	a.answerIdentity(w, r, http.StatusOK, id)
-}
-
-func (a *admin) deleteIdentity(w http.ResponseWriter, r *http.Request) {
-	id, err := a.identity(r)
+	id, err := a.s.st.UpdateIdentity(r.Context(), id)
 	if err != nil {
-		writeError(w, r, err)
-		return
+		return spacedIdentity{}, err
 	}
-	if err := a.s.st.DeleteIdentity(r.Context(), id.ID); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	noContent(w)
+	return a.spaced(r, id)
 }
 
 // tokenBody narrows a token minted for an identity; every field is
