@@ -173,6 +173,44 @@ func (r *registry) CustomAPIsAt(context.Context, string, string) ([]store.Custom
 	return nil, nil
 }
 
+// refusals keeps the gates the engine reports refusals of.
+type refusals struct {
+	mu    sync.Mutex
+	gates []engine.RefusalGate
+}
+
+func (r *refusals) add(_ context.Context, g engine.RefusalGate) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.gates = append(r.gates, g)
+}
+
+// take returns the gates reported since the last take.
+func (r *refusals) take() []engine.RefusalGate {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.gates
+	r.gates = nil
+	return out
+}
+
+// newTestEngine builds an engine over reg that records its audit entries
+// and refusals; it is closed when the test ends.
+func newTestEngine(t *testing.T, reg engine.Registry) (*engine.Engine, *auditLog, *refusals) {
+	t.Helper()
+	audit, gates := &auditLog{}, &refusals{}
+	e, err := engine.New(t.Context(), reg, engine.Config{
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Audit:   audit,
+		Refused: gates.add,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e, audit, gates
+}
+
 // auditLog keeps audit entries.
 type auditLog struct {
 	mu      sync.Mutex
@@ -212,24 +250,7 @@ func TestExecuteGates(t *testing.T) {
 		Scopes: []store.Scope{{Role: "dept", Object: "*/s/items", Filter: "dept=eq.{claims.dept}"}},
 		Locks:  []store.Lock{{Pattern: fakeType + "/s/ite*", Mask: "cru-"}},
 	}}
-	audit := &auditLog{}
-	var (
-		gmu   sync.Mutex
-		gates []engine.RefusalGate
-	)
-	e, err := engine.New(t.Context(), reg, engine.Config{
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Audit:  audit,
-		Refused: func(_ context.Context, g engine.RefusalGate) {
-			gmu.Lock()
-			gates = append(gates, g)
-			gmu.Unlock()
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, audit, gates := newTestEngine(t, reg)
 
 	ro, _ := query.ParseMask("-r--")
 	who := func(keyType query.Mask, claims map[string]any, roles ...string) *auth.Principal {
@@ -289,9 +310,7 @@ func TestExecuteGates(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			fakeSrc.reset()
 			audit.take()
-			gmu.Lock()
-			gates = nil
-			gmu.Unlock()
+			gates.take()
 			res, err := e.Execute(t.Context(), c.p, c.plan)
 			if c.kind != 0 {
 				if fault.KindOf(err) != c.kind {
@@ -313,9 +332,7 @@ func TestExecuteGates(t *testing.T) {
 					t.Fatalf("%d rows, want %d", n, c.rows)
 				}
 			}
-			gmu.Lock()
-			got := gates
-			gmu.Unlock()
+			got := gates.take()
 			if c.gate == "" && len(got) != 0 || c.gate != "" && (len(got) != 1 || got[0] != c.gate) {
 				t.Fatalf("refusals counted %v, want %q", got, c.gate)
 			}
@@ -358,11 +375,7 @@ func TestListingsAndChecks(t *testing.T) {
 		},
 		Bindings: []store.Binding{{Role: "reader", Templates: []string{"read"}}, {Role: "stranger", Templates: []string{"other"}}},
 	}}
-	e, err := engine.New(t.Context(), reg, engine.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, _, _ := newTestEngine(t, reg)
 	ro, _ := query.ParseMask("-r--")
 	who := func(keyType query.Mask, roles ...string) *auth.Principal {
 		return &auth.Principal{IdentityID: "i1", Identity: "ann", OrgID: "o1", Org: "o", ProjectID: "p1", Project: "p", Roles: roles, KeyType: keyType}

@@ -3,8 +3,6 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"sync"
 	"testing"
 
@@ -93,24 +91,7 @@ func TestFileEntryPoints(t *testing.T) {
 		Scopes: []store.Scope{{Role: "dept", Object: obj, Filter: "dept=eq.{claims.dept}"}},
 		Locks:  []store.Lock{{Pattern: obj, Mask: "cru-"}},
 	}}}
-	audit := &auditLog{}
-	var (
-		gmu   sync.Mutex
-		gates []engine.RefusalGate
-	)
-	e, err := engine.New(t.Context(), reg, engine.Config{
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Audit:  audit,
-		Refused: func(_ context.Context, g engine.RefusalGate) {
-			gmu.Lock()
-			gates = append(gates, g)
-			gmu.Unlock()
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, audit, gates := newTestEngine(t, reg)
 
 	ro, _ := query.ParseMask("-r--")
 	wo, _ := query.ParseMask("c-ud")
@@ -184,9 +165,7 @@ func TestFileEntryPoints(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			audit.take()
-			gmu.Lock()
-			gates = nil
-			gmu.Unlock()
+			gates.take()
 			fileSrc.mu.Lock()
 			fileSrc.calls = 0
 			fileSrc.mu.Unlock()
@@ -198,9 +177,7 @@ func TestFileEntryPoints(t *testing.T) {
 			if got := errors.As(err, &ar); got != (c.refused != "") || got && ar.Action != c.refused {
 				t.Fatalf("refusal %+v, want the right %q", ar, c.refused)
 			}
-			gmu.Lock()
-			got := gates
-			gmu.Unlock()
+			got := gates.take()
 			if c.gate == "" && len(got) != 0 || c.gate != "" && (len(got) != 1 || got[0] != c.gate) {
 				t.Fatalf("refusals counted %v, want %q", got, c.gate)
 			}
