@@ -353,6 +353,9 @@ func (s *Source) Tables(ctx context.Context) ([]dialects.Table, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	tables, metas, err := s.introspect(ctx, "")
+	if err == nil {
+		err = s.foreignKeys(ctx, tables)
+	}
 	if err != nil {
 		return nil, s.err(ctx, err)
 	}
