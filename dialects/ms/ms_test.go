@@ -365,6 +365,9 @@ func testTables(t *testing.T, db *testDB, src dialects.Source) {
 	if len(view) != 2 || view[0].Name != "id" || view[0].Kind != dialects.KindInt || view[0].PrimaryKey || view[1].DBType != "nvarchar(max)" {
 		t.Errorf("every_view: %+v", view)
 	}
+	if o := byName["orders"].Columns; len(o) != 2 || o[0].RefTable != "" || o[1].RefTable != "items" || o[1].RefColumn != "id" {
+		t.Errorf("orders: the foreign key of item_id is not shown: %+v", o)
+	}
 }
 
 const roundTripGUID = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"

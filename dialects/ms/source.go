@@ -117,7 +117,11 @@ func (s *Source) plan(p *query.Plan) (*query.Plan, error) {
 // tablesSQL lists the columns of every user table and view of a schema
 // from the sys catalog views. An alias type (CREATE TYPE … FROM) is
 // described by its base type for the kind and by its own name for DBType;
-// CLR types (geometry, hierarchyid …) by their name.
+// CLR types (geometry, hierarchyid …) by their name. A column that a
+// single-column foreign key declares names the table and column it
+// references (sys.foreign_keys, sys.foreign_key_columns) when that table is
+// of the same schema, the first such key by name (code point order) when
+// there are two, as PostgreSQL's introspection does.
 const tablesSQL = `
 SELECT o.object_id,
        o.name,
@@ -132,7 +136,9 @@ SELECT o.object_id,
        CAST(COALESCE(c.is_identity, 0) AS bit),
        CAST(COALESCE(c.is_computed, 0) AS bit),
        CAST(CASE WHEN dc.object_id IS NULL THEN 0 ELSE 1 END AS bit),
-       COALESCE(dc.definition, cc.definition, N'')
+       COALESCE(dc.definition, cc.definition, N''),
+       COALESCE(fk.ref_table, N''),
+       COALESCE(fk.ref_column, N'')
 FROM sys.objects AS o
 JOIN sys.schemas AS s ON s.schema_id = o.schema_id
 JOIN sys.columns AS c ON c.object_id = o.object_id
@@ -147,6 +153,17 @@ LEFT JOIN (
     JOIN sys.index_columns AS ic ON ic.object_id = i.object_id AND ic.index_id = i.index_id
     WHERE i.is_primary_key = 1 AND ic.key_ordinal > 0
 ) AS pk ON pk.object_id = c.object_id AND pk.column_id = c.column_id
+OUTER APPLY (
+    SELECT TOP (1) rt.name AS ref_table, rc.name AS ref_column
+    FROM sys.foreign_key_columns AS fkc
+    JOIN sys.foreign_keys AS f ON f.object_id = fkc.constraint_object_id
+    JOIN sys.objects AS rt ON rt.object_id = fkc.referenced_object_id AND rt.schema_id = o.schema_id
+    JOIN sys.columns AS rc ON rc.object_id = fkc.referenced_object_id AND rc.column_id = fkc.referenced_column_id
+    WHERE fkc.parent_object_id = c.object_id AND fkc.parent_column_id = c.column_id
+      AND NOT EXISTS (SELECT 1 FROM sys.foreign_key_columns AS k2
+                      WHERE k2.constraint_object_id = fkc.constraint_object_id AND k2.constraint_column_id <> 1)
+    ORDER BY f.name COLLATE Latin1_General_BIN2
+) AS fk
 WHERE s.name = @p1
   AND o.type IN ('U', 'V')
   AND o.is_ms_shipped = 0
@@ -159,6 +176,7 @@ type introspected struct {
 	maxLen, precision, scale                int64
 	nullable, pk, identity, computed, hasDC bool
 	definition                              string
+	refTable, refColumn                     string
 }
 
 // toColumn turns a catalog row into a dialects.Column.
@@ -173,6 +191,8 @@ func (r introspected) toColumn() dialects.Column {
 		// rowversion (timestamp) is filled by the server on every write.
 		HasDefault: r.hasDC || r.identity || r.computed || base == "timestamp",
 		Default:    r.definition,
+		RefTable:   r.refTable,
+		RefColumn:  r.refColumn,
 	}
 }
 
@@ -192,7 +212,7 @@ func (s *Source) Tables(ctx context.Context) ([]dialects.Table, error) {
 	for rs.Next() {
 		var r introspected
 		if err := rs.Scan(&r.objectID, &r.table, &r.column, &r.declared, &r.base, &r.maxLen, &r.precision, &r.scale,
-			&r.nullable, &r.pk, &r.identity, &r.computed, &r.hasDC, &r.definition); err != nil {
+			&r.nullable, &r.pk, &r.identity, &r.computed, &r.hasDC, &r.definition, &r.refTable, &r.refColumn); err != nil {
 			return nil, s.err(ctx, err)
 		}
 		if r.objectID != last || len(out) == 0 {

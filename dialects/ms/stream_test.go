@@ -148,13 +148,13 @@ func TestReadErrors(t *testing.T) {
 
 func TestTablesFromCatalog(t *testing.T) {
 	row := func(obj int64, table, col, declared, base string, maxLen, prec, scale int64, nullable, pk, ident, computed, dc bool, def string) []driver.Value {
-		return []driver.Value{obj, table, col, declared, base, maxLen, prec, scale, nullable, pk, ident, computed, dc, def}
+		return []driver.Value{obj, table, col, declared, base, maxLen, prec, scale, nullable, pk, ident, computed, dc, def, "", ""}
 	}
 	f := &fakeDB{script: func(q string, args []driver.NamedValue) fakeResult {
 		if len(args) != 1 || args[0].Value != "sales" {
 			return fakeResult{errAt: -1, err: fmt.Errorf("schema args %v", args)}
 		}
-		return fakeResult{cols: make([]fakeCol, 14), rows: [][]driver.Value{
+		return fakeResult{cols: make([]fakeCol, 16), rows: [][]driver.Value{
 			// By object id, which is not name order.
 			row(7, "orders", "id", "int", "int", 4, 10, 0, false, true, true, false, false, ""),
 			row(7, "orders", "total", "money", "money", 8, 19, 4, true, false, false, false, true, "((0))"),
