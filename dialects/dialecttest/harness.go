@@ -128,6 +128,25 @@ type Lacks struct {
 	// Outage: the source cannot be routed through a TCP proxy (no server,
 	// or not over TCP), so the outage and unreachable tests are left out.
 	Outage string
+
+	// Upsert: an insert cannot resolve a duplicate of a unique key
+	// (query.Plan.OnConflict); such a plan must be refused as Unsupported
+	// and write nothing.
+	Upsert string
+	// ScopedUpsert: a merge upsert cannot limit its update to the existing
+	// rows its Where holds for (a row scope); such a plan must be refused
+	// as Unsupported and write nothing, while resolution=ignore works.
+	ScopedUpsert string
+	// ReturnUpdate: an update cannot answer the rows it changed
+	// (query.Plan.Return); such a plan must be refused as Unsupported and
+	// change nothing.
+	ReturnUpdate string
+	// ReturnDelete: as ReturnUpdate, for a delete.
+	ReturnDelete string
+	// Estimate: the Source is no dialects.Estimator, so count=planned and
+	// count=estimated are counted exactly. The suite checks that the Source
+	// does not implement it.
+	Estimate string
 }
 
 // NullOrder is where an engine sorts NULL when ORDER BY does not say.

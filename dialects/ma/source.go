@@ -817,7 +817,13 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 		return dialects.WriteResult{}, fault.New(fault.Invalid, "Write needs an insert, update or delete plan, got %s", p.Action)
 	}
 	if p.Action != query.Insert { // an insert is rendered chunk by chunk
-		if _, err := (Dialect{}).Render(p); err != nil {
+		check := p
+		if p.Action == query.Update && p.Return {
+			cp := *p // its rows are read back (updateReturning)
+			cp.Return = false
+			check = &cp
+		}
+		if _, err := (Dialect{}).Render(check); err != nil {
 			return dialects.WriteResult{}, err // refused before anything is asked of the server
 		}
 	}
@@ -836,6 +842,9 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 		}
 		return res, nil
 	default:
+		if p.Action == query.Update && p.Return {
+			return s.updateReturning(ctx, p, meta)
+		}
 		st, err := Dialect{}.Render(p)
 		if err != nil {
 			return dialects.WriteResult{}, err

@@ -81,6 +81,11 @@ func TestConformance(t *testing.T) {
 			Unique:      "schema.yaml has no unique constraints; the generated id is the only key",
 			Timeout:     "a table is a local SQLite file: no read can be made to take seconds without writing a large file; a lapsed context is tested instead",
 			Outage:      "there is no server to lose: tables are files in a local directory",
+			Upsert:      "schema.yaml has no unique constraints: a row is keyed by the id the store assigns, so no duplicate can be found",
+			ReturnUpdate: "mini-app's row store (its rows and history tables, written as mini-app-mcp writes them) " +
+				"answers an update with the count of rows changed, not the rows",
+			ReturnDelete: "mini-app's row store answers a delete (which keeps the row in its history) with the count of rows deleted, not the rows",
+			Estimate:     "a mini-app table is a local SQLite file without planner statistics: counting is exact and cheap",
 		},
 	})
 }
