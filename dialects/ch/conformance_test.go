@@ -47,6 +47,10 @@ func TestConformance(t *testing.T) {
 		GeneratedKeys:   "ClickHouse has no auto-increment, identity or serial column",
 		ReturningInsert: "ClickHouse has no RETURNING or OUTPUT clause, nor a last insert id",
 		Unique:          "ClickHouse has no unique constraints: the primary key orders the data, it does not make it unique",
+		Upsert:          "ClickHouse has no unique constraints, so an insert has no duplicate to resolve",
+		ScopedUpsert:    "ClickHouse has no upsert at all (see Upsert)",
+		ReturnUpdate:    "ClickHouse updates are asynchronous mutations (ALTER TABLE … UPDATE) that answer no rows",
+		ReturnDelete:    "ClickHouse deletes are asynchronous mutations (ALTER TABLE … DELETE) that answer no rows",
 	}
 	if !boolType {
 		lacks.Bool = "ClickHouse before 21.12 has no boolean type (UInt8 is an integer)"
