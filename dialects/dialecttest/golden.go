@@ -144,4 +144,35 @@ var Cases = []Case{
 		Return: true, Columns: []string{"id", "age"}}},
 	{"delete_returning", &query.Plan{Action: query.Delete, Schema: "app", Table: "users",
 		Where: cond("id", query.Eq, int64(7)), Return: true, Columns: []string{"id", "email"}}},
+	// More REST shapes: the exact count of an or= tree (count=exact), a
+	// four-level tree, an upsert on a composite key with a column NULL in
+	// every row and an OR scope, an ignore of several rows, an upsert
+	// mixing DEFAULT and values in a column, an update of every row and a
+	// delete by a tree returning their rows.
+	{"count_exact_or", &query.Plan{Action: query.Read, Schema: "app", Table: "users",
+		Where:      query.Or{cond("org", query.Eq, "acme"), query.And{cond("age", query.Ge, int64(18)), cond("email", query.IsNotNull)}},
+		Aggregates: []query.Aggregate{{Func: query.AggCount, Alias: "__minimal_total"}}}},
+	{"read_or_deep", read(query.And{
+		query.Or{
+			query.And{query.Or{cond("name", query.Eq, "a"), cond("name", query.Like, "b%")}, cond("age", query.Ge, int64(25))},
+			query.Not{X: cond("role", query.In, "x", "y")},
+		},
+		cond("score", query.IsNotNull),
+	}, userCols...)},
+	{"upsert_merge_composite", &query.Plan{Action: query.Insert, Schema: "app", Table: "members",
+		Columns: []string{"org", "email", "role", "note"}, Rows: [][]any{{"acme", "a@x", "admin", nil}, {"acme", "b@x", nil, nil}},
+		OnConflict: []string{"org", "email"}, Resolution: query.ResolveMerge,
+		Where: query.Or{cond("role", query.Eq, "user"), cond("role", query.IsNull)}}},
+	{"upsert_ignore_many", &query.Plan{Action: query.Insert, Schema: "app", Table: "users",
+		Columns: []string{"id", "name", "email"}, Rows: [][]any{{int64(1), "Ann", nil}, {int64(2), "Bob", "b@x"}, {int64(3), "Cy", "c@x"}},
+		OnConflict: []string{"id"}, Resolution: query.ResolveIgnore}},
+	{"upsert_default_mixed", &query.Plan{Action: query.Insert, Schema: "app", Table: "users",
+		Columns: []string{"id", "name"}, Rows: [][]any{{int64(1), query.Default{}}, {int64(2), "Bob"}},
+		OnConflict: []string{"id"}, Resolution: query.ResolveMerge}},
+	{"update_all_returning", &query.Plan{Action: query.Update, Schema: "app", Table: "users",
+		Set: []query.Assign{{Column: "active", Value: false}, {Column: "email", Value: nil}}, All: true,
+		Return: true, Columns: []string{"id", "name"}}},
+	{"delete_returning_or", &query.Plan{Action: query.Delete, Schema: "app", Table: "users",
+		Where:  query.Or{cond("id", query.In, int64(1), int64(2)), query.And{cond("name", query.Like, "x%"), query.Not{X: cond("email", query.IsNull)}}},
+		Return: true, Columns: []string{"name"}}},
 }

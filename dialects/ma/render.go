@@ -83,7 +83,14 @@ func (Dialect) Name() string { return "ma" }
 // catalog (the engine has done that). LIKE is case-sensitive whatever the
 // column's collation; ILIKE lowers both sides and compares them exactly:
 // case-insensitive but accent-sensitive, as PostgreSQL's ILIKE.
+//
+// An update that answers its rows (query.Plan.Return) is no one statement:
+// MariaDB has no UPDATE … RETURNING, and Source reads the rows back by
+// primary key in the update's transaction (see updateReturning).
 func (d Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
+	if p != nil && p.Action == query.Update && p.Return {
+		return dialects.Stmt{}, fault.New(fault.Unsupported, "return=rows on update is not one statement on MariaDB (it has no UPDATE … RETURNING): the source reads the updated rows back by primary key")
+	}
 	if d.NoReturning {
 		return mySQL.Render(p)
 	}

@@ -84,7 +84,18 @@ func (Dialect) Name() string { return "ms" }
 // (nvarchar) that SQL Server will not convert to every column type. LIKE
 // compares code point by code point, like PostgreSQL's LIKE; ILIKE lowers
 // both sides first, whatever the column's collation says.
+//
+// An upsert is a MERGE (see renderMerge); an update or delete that answers
+// its rows has an OUTPUT list (see renderOutput).
 func (Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
+	if p != nil {
+		switch {
+		case p.Action == query.Insert && len(p.OnConflict) > 0:
+			return renderMerge(p)
+		case p.Return && (p.Action == query.Update || p.Action == query.Delete):
+			return renderOutput(p)
+		}
+	}
 	return syntax.Render(p)
 }
 

@@ -398,6 +398,9 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 		}
 		ctx, cancel := s.bound(ctx)
 		defer cancel()
+		if p.Return { // … OUTPUT the affected rows (renderOutput)
+			return s.insertChunks(ctx, s.db, []dialects.Stmt{st})
+		}
 		res, err := s.db.ExecContext(ctx, st.SQL, st.Args...)
 		if err != nil {
 			return dialects.WriteResult{}, s.err(ctx, err)
@@ -443,8 +446,10 @@ func (s *Source) insert(ctx context.Context, p *query.Plan) (dialects.WriteResul
 	return res, nil
 }
 
-// insertChunks runs INSERT … OUTPUT INSERTED.* statements and collects the
-// rows they return; their number is the number of rows inserted.
+// insertChunks runs statements with an OUTPUT list (INSERT … OUTPUT
+// INSERTED.*, a MERGE, an update or delete answering its rows) and
+// collects the rows they return; their number is the number of rows
+// written.
 func (s *Source) insertChunks(ctx context.Context, q querier, stmts []dialects.Stmt) (dialects.WriteResult, error) {
 	var res dialects.WriteResult
 	for _, st := range stmts {

@@ -170,6 +170,11 @@ func (b *Builder) Ident(name string) {
 	b.sb.WriteByte(s.QuoteClose)
 }
 
+// Qualify makes every column of the conditions written next follow table
+// p's name (its alias, for a plan naming only a Table), as in an upsert's
+// update condition where a bare name would be ambiguous; nil ends it.
+func (b *Builder) Qualify(p *query.Plan) { b.qualify = p }
+
 // Col writes a column of a condition: its quoted name, after its table's
 // when conditions are qualified.
 func (b *Builder) Col(name string) {
