@@ -34,6 +34,15 @@ type History interface {
 	HistoryAt(ctx context.Context, table, rowID string, at int64) (HistoryEntry, error)
 }
 
+// DocumentStore is the ability to store each row as one JSON document and
+// to take plans that carry documents (query.Plan.Docs, DocReplace) or ask
+// for them (query.Plan.Doc, DocKeys). The engine sends such plans only to
+// a source that has it; Documents tells it so.
+type DocumentStore interface {
+	// Documents reports that Read and Write take document plans.
+	Documents() bool
+}
+
 // Snapshots is the ability to copy a table's storage consistently while
 // it stays open and writable.
 type Snapshots interface {

@@ -195,6 +195,9 @@ func (e *Engine) execute(ctx context.Context, p *auth.Principal, plan, again *qu
 		return nil, err
 	}
 	src, tbl := g.src, g.view
+	if err := prepareDocs(plan, g); err != nil {
+		return nil, err
+	}
 	if err := validate(plan, tbl); err != nil {
 		return nil, err
 	}

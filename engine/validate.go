@@ -43,14 +43,16 @@ func validate(p *query.Plan, t *dialects.Table) error {
 			}
 		}
 		for _, o := range p.Order {
-			if _, ok := t.Column(o.Column); !ok {
+			// A Doc read without a column limit (DocKeys nil) may order by
+			// any key of the stored documents (prepareDocs).
+			if _, ok := t.Column(o.Column); !ok && (!p.Doc || p.DocKeys != nil) {
 				return unknownColumn(o.Column)
 			}
 		}
 	case query.Insert:
 		return prepareInsert(p, t)
 	case query.Update:
-		if len(p.Set) == 0 {
+		if len(p.Set) == 0 && len(p.Docs) == 0 {
 			return fault.New(fault.Invalid, "an update needs at least one new value")
 		}
 		seen := map[string]bool{}

@@ -174,7 +174,7 @@ func (s *Service) aliasCreate(ctx context.Context, p *auth.Principal, args json.
 			if err := json.Unmarshal(a.OrderBy, &terms); err != nil {
 				return "", argsProblem("order_by", err)
 			}
-			if _, err := first.toOrder(terms); err != nil {
+			if _, err := first.toOrder(terms, s.cfg.Mounted); err != nil {
 				return "", err
 			}
 		}
@@ -487,9 +487,10 @@ func (s *Service) listRows(ctx context.Context, p *auth.Principal, t *target, fi
 	if err != nil {
 		return nil, err
 	}
-	if plan.Order, err = t.toOrder(terms); err != nil {
+	if plan.Order, err = t.toOrder(terms, s.cfg.Mounted); err != nil {
 		return nil, err
 	}
+	plan.Doc = true
 	if len(plan.Order) == 0 {
 		plan.Order = []query.Order{{Column: "created_at", Desc: true}}
 	}

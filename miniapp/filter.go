@@ -148,29 +148,55 @@ func scalarValue(field, got string) error {
 	return nil
 }
 
-// orderTerm is one order_by entry.
+// orderTerm is one order_by entry; a member left out is nil.
 type orderTerm struct {
-	Field     string `json:"field"`
-	Direction string `json:"direction"`
+	Field     *string `json:"field"`
+	Direction *string `json:"direction"`
 }
 
-// toOrder validates order_by (unlike mini-app-mcp, which does not: its
-// documented behaviour is followed) with asc as the default direction.
-func (t *target) toOrder(terms []orderTerm) ([]query.Order, error) {
+// toOrder reads order_by. In drop-in mode (dropIn) it is mini-app-mcp's:
+// each entry needs field and direction, exactly asc or desc, else the
+// arguments are invalid (-32602, as its deserializer answers), and the
+// field is any key of the stored documents, not checked against the
+// schema. On the gateway each field must be a schema field the caller may
+// see (the contract's recommendation) and direction defaults to asc.
+func (t *target) toOrder(terms []orderTerm, dropIn bool) ([]query.Order, error) {
 	var out []query.Order
-	for _, o := range terms {
-		if o.Field != "created_at" && o.Field != "updated_at" && o.Field != "id" {
-			if _, ok := t.field(o.Field); !ok {
-				return nil, validationErr(o.Field, fmt.Sprintf("unknown field '%s' — only schema-registered fields are allowed in order_by", o.Field))
+	for i, o := range terms {
+		if dropIn {
+			switch {
+			case o.Field == nil:
+				return nil, &ArgsError{Msg: fmt.Sprintf("invalid params: order_by[%d]: missing field `field`", i)}
+			case o.Direction == nil:
+				return nil, &ArgsError{Msg: fmt.Sprintf("invalid params: order_by[%d]: missing field `direction`", i)}
+			case *o.Direction == "asc":
+				out = append(out, query.Order{Column: *o.Field})
+			case *o.Direction == "desc":
+				out = append(out, query.Order{Column: *o.Field, Desc: true})
+			default:
+				return nil, &ArgsError{Msg: fmt.Sprintf("invalid params: order_by[%d]: unknown variant `%s`, expected `asc` or `desc`", i, *o.Direction)}
+			}
+			continue
+		}
+		field, dir := "", ""
+		if o.Field != nil {
+			field = *o.Field
+		}
+		if o.Direction != nil {
+			dir = *o.Direction
+		}
+		if field != "created_at" && field != "updated_at" && field != "id" {
+			if _, ok := t.field(field); !ok {
+				return nil, validationErr(field, fmt.Sprintf("unknown field '%s' — only schema-registered fields are allowed in order_by", field))
 			}
 		}
-		switch o.Direction {
+		switch dir {
 		case "", "asc", "ASC":
-			out = append(out, query.Order{Column: o.Field})
+			out = append(out, query.Order{Column: field})
 		case "desc", "DESC":
-			out = append(out, query.Order{Column: o.Field, Desc: true})
+			out = append(out, query.Order{Column: field, Desc: true})
 		default:
-			return nil, validationErr(o.Field, fmt.Sprintf("order_by direction must be 'asc' or 'desc', got '%s'", o.Direction))
+			return nil, validationErr(field, fmt.Sprintf("order_by direction must be 'asc' or 'desc', got '%s'", dir))
 		}
 	}
 	return out, nil
@@ -220,6 +246,6 @@ func project(r record, fields []string) record {
 	for _, f := range fields {
 		d[f] = r.Data[f]
 	}
-	r.Data = d
+	r.Data, r.raw = d, nil
 	return r
 }

@@ -1,9 +1,11 @@
 package miniapp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -196,27 +198,74 @@ func (t *target) field(name string) (mi.FieldInfo, bool) {
 	return f, ok && t.visible[name]
 }
 
-// record is a RowRecord as mini-app-mcp returns it.
+// record is a RowRecord as mini-app-mcp returns it. Data holds the row's
+// fields decoded (numbers as json.Number), raw the stored document's text
+// when the record answers it whole; MarshalJSON writes raw as it is, else
+// Data in the stored form (mi.CompactJSON).
 type record struct {
-	ID        string         `json:"id"`
-	Data      map[string]any `json:"data"`
-	CreatedAt int64          `json:"created_at"`
-	UpdatedAt int64          `json:"updated_at"`
+	ID        string
+	Data      map[string]any
+	CreatedAt int64
+	UpdatedAt int64
+	raw       json.RawMessage
 }
 
-// toRecord builds a RowRecord from a row of the pipeline. Absent and null
+// MarshalJSON writes {"id","data","created_at","updated_at"} in that
+// order, data as stored: unknown keys, explicit nulls and number literals
+// as they are.
+func (r record) MarshalJSON() ([]byte, error) {
+	data := r.raw
+	if data == nil {
+		d := r.Data
+		if d == nil {
+			d = map[string]any{}
+		}
+		b, err := mi.CompactJSON(d)
+		if err != nil {
+			return nil, err
+		}
+		data = b
+	}
+	id, err := json.Marshal(r.ID)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(data)+len(id)+64)
+	b = append(b, `{"id":`...)
+	b = append(b, id...)
+	b = append(b, `,"data":`...)
+	b = append(b, data...)
+	b = append(b, `,"created_at":`...)
+	b = strconv.AppendInt(b, r.CreatedAt, 10)
+	b = append(b, `,"updated_at":`...)
+	b = strconv.AppendInt(b, r.UpdatedAt, 10)
+	return append(b, '}'), nil
+}
+
+// toRecord builds a RowRecord from a row of the pipeline. A Doc read's
+// last cell is the stored document (query.DocColumn), as far as the caller
+// may see it: the record answers it as it is. Without it, absent and null
 // fields are left out of data (the column view cannot tell them apart).
 func toRecord(cols []dialects.Column, vals []any) record {
 	r := record{Data: map[string]any{}}
+	doc := len(cols) > 0 && cols[len(cols)-1].Name == query.DocColumn
 	for i, c := range cols {
 		v := vals[i]
-		switch c.Name {
-		case "id":
+		switch {
+		case doc && i == len(cols)-1:
+			if raw, ok := v.(json.RawMessage); ok {
+				if obj, err := decodeDoc(raw); err == nil {
+					r.Data, r.raw = obj, raw
+				}
+			}
+		case c.Name == "id":
 			r.ID, _ = v.(string)
-		case "created_at":
+		case c.Name == "created_at":
 			r.CreatedAt, _ = v.(int64)
-		case "updated_at":
+		case c.Name == "updated_at":
 			r.UpdatedAt, _ = v.(int64)
+		case doc:
+			// The document holds the fields.
 		default:
 			if v != nil {
 				r.Data[c.Name] = plain(v)
@@ -224,6 +273,20 @@ func toRecord(cols []dialects.Column, vals []any) record {
 		}
 	}
 	return r
+}
+
+// decodeDoc decodes a stored document, numbers as json.Number.
+func decodeDoc(raw []byte) (map[string]any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var obj map[string]any
+	if err := d.Decode(&obj); err != nil {
+		return nil, err
+	}
+	if obj == nil {
+		obj = map[string]any{}
+	}
+	return obj, nil
 }
 
 // plain turns a cell into a JSON-ready value.
@@ -298,6 +361,7 @@ func (s *Service) resolveID(ctx context.Context, p *auth.Principal, t *target, i
 func (s *Service) getRow(ctx context.Context, p *auth.Principal, t *target, id, shown string) (record, error) {
 	plan := t.plan(p, query.Read)
 	plan.Where = idIs(id)
+	plan.Doc = true
 	rows, err := s.read(ctx, p, plan)
 	if err != nil {
 		return record{}, err
@@ -309,10 +373,15 @@ func (s *Service) getRow(ctx context.Context, p *auth.Principal, t *target, id, 
 }
 
 // validate checks a data object against the schema with mini-app-mcp's
-// messages; a key that is not a field the caller may write is refused (the
-// gateway stores schema fields only).
+// messages, for the fields the caller may see (the dialect checks the
+// whole stored document again). A key the schema does not name is kept,
+// as mini-app-mcp keeps it, for a caller who sees every field; for one
+// with a column limit it is refused, as a field it may not see is.
 func (t *target) validate(obj map[string]any) error {
 	for _, f := range t.info.Fields {
+		if !t.visible[f.Name] {
+			continue
+		}
 		v, ok := obj[f.Name]
 		if !ok || v == nil {
 			if f.Required {
@@ -329,12 +398,49 @@ func (t *target) validate(obj map[string]any) error {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	limited := t.limited()
 	for _, k := range keys {
-		if _, ok := t.field(k); !ok {
-			return validationErr(k, "unknown field — only schema-registered fields are stored by the gateway")
+		if _, ok := t.field(k); ok {
+			continue
 		}
+		if _, known := t.info.Field(k); !known && !limited {
+			continue
+		}
+		return validationErr(k, "unknown field — only schema-registered fields are stored by the gateway")
 	}
 	return nil
+}
+
+// limited reports whether the caller sees only some of the table's fields
+// (a column limit of its permission template): it then reads only those
+// keys of a stored document and may write no other.
+func (t *target) limited() bool {
+	for _, f := range t.info.Fields {
+		if !t.visible[f.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// visibleDoc is a document as a caller with a column limit may write it:
+// the keys of the fields it sees (every key for one without a limit),
+// encoded as stored.
+func (t *target) visibleDoc(raw json.RawMessage, obj map[string]any) (json.RawMessage, error) {
+	if !t.limited() {
+		return raw, nil
+	}
+	kept := map[string]any{}
+	for k, v := range obj {
+		if _, ok := t.field(k); ok {
+			kept[k] = v
+		}
+	}
+	b, err := mi.CompactJSON(kept)
+	if err != nil {
+		return nil, fault.Wrap(fault.Internal, err, "encode document")
+	}
+	return b, nil
 }
 
 func jsonType(v any) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/dialects/mi"
+	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
 )
@@ -333,27 +334,31 @@ func (s *Service) create(ctx context.Context, p *auth.Principal, args json.RawMe
 	if err := t.validate(data); err != nil {
 		return "", err
 	}
+	// The document goes to the table as given; the engine judges the
+	// fields it names as any insert's.
 	plan := t.plan(p, query.Insert)
-	rec := map[string]any{}
-	for k, v := range data {
-		rec[k] = v
-	}
-	if len(rec) == 0 {
-		// An empty object is a row too: name a field as absent.
-		for _, f := range t.fields() {
-			rec[f.Name] = nil
-			break
-		}
-	}
-	plan.Records = []map[string]any{rec}
+	plan.Docs = []json.RawMessage{a.Data}
 	res, err := s.eng.Execute(ctx, p, plan)
 	if err != nil {
 		return "", err
 	}
+	return s.inserted(ctx, p, t, res)
+}
+
+// inserted answers an insert: the row read back as stored when the caller
+// may read it, the columns it may read of it otherwise, or {"created": n}
+// without any.
+func (s *Service) inserted(ctx context.Context, p *auth.Principal, t *target, res *engine.Result) (string, error) {
 	if len(res.Returned) != 1 {
 		return compact(map[string]any{"created": res.RowsAffected})
 	}
-	return s.dumped(t, toRecord(res.Columns, res.Returned[0]))
+	r := toRecord(res.Columns, res.Returned[0])
+	if r.ID != "" {
+		if got, err := s.getRow(ctx, p, t, r.ID, r.ID); err == nil {
+			r = got
+		}
+	}
+	return s.dumped(t, r)
 }
 
 func (s *Service) get(ctx context.Context, p *auth.Principal, args json.RawMessage) (string, error) {
@@ -401,6 +406,7 @@ func (s *Service) list(ctx context.Context, p *auth.Principal, args json.RawMess
 		return "", err
 	}
 	plan := t.plan(p, query.Read)
+	plan.Doc = true
 	if len(a.Filter) > 0 && string(a.Filter) != "null" {
 		if plan.Where, err = t.toExpr(a.Filter); err != nil {
 			return "", err
@@ -410,7 +416,7 @@ func (s *Service) list(ctx context.Context, p *auth.Principal, args json.RawMess
 	if err != nil {
 		return "", err
 	}
-	if plan.Order, err = t.toOrder(a.OrderBy); err != nil {
+	if plan.Order, err = t.toOrder(a.OrderBy, s.cfg.Mounted); err != nil {
 		return "", err
 	}
 	if len(plan.Order) == 0 {
@@ -492,30 +498,18 @@ func (s *Service) update(ctx context.Context, p *auth.Principal, args json.RawMe
 	if err := t.validate(next); err != nil {
 		return "", err
 	}
-	return s.store(ctx, p, t, id, a.ID, cur.Data, next)
+	return s.store(ctx, p, t, id, a.ID, a.Data, a.Mode == "replace")
 }
 
-// store writes the new data of a row as one update plan: every new value,
-// and null for every field the row loses. The RowRecord read back is the
-// answer.
-func (s *Service) store(ctx context.Context, p *auth.Principal, t *target, id, shown string, old, next map[string]any) (string, error) {
+// store writes a row's new document as one update plan: doc merged into
+// the stored one (a null removes a key), or with replace as the new
+// document (the keys a column-limited caller cannot see stay). The
+// RowRecord read back is the answer.
+func (s *Service) store(ctx context.Context, p *auth.Principal, t *target, id, shown string, doc json.RawMessage, replace bool) (string, error) {
 	plan := t.plan(p, query.Update)
 	plan.Where = idIs(id)
-	for _, f := range t.fields() {
-		if v, ok := next[f.Name]; ok {
-			plan.Set = append(plan.Set, query.Assign{Column: f.Name, Value: v})
-		} else if _, had := old[f.Name]; had {
-			plan.Set = append(plan.Set, query.Assign{Column: f.Name, Value: nil})
-		}
-	}
-	if len(plan.Set) == 0 {
-		// Nothing to change: still bump updated_at through a write.
-		f := t.fields()
-		if len(f) == 0 {
-			return "", validationErr("(root)", "the table has no field to write")
-		}
-		plan.Set = []query.Assign{{Column: f[0].Name, Value: nil}}
-	}
+	plan.Docs = []json.RawMessage{doc}
+	plan.DocReplace = replace
 	res, err := s.eng.Execute(ctx, p, plan)
 	if err != nil {
 		return "", err
@@ -659,26 +653,17 @@ func (s *Service) restore(ctx context.Context, p *auth.Principal, args json.RawM
 	if err != nil {
 		return "", fault.Wrap(fault.Internal, err, "history entry is not a JSON object")
 	}
-	for k := range data {
-		if _, ok := t.field(k); !ok {
-			delete(data, k) // the gateway stores schema fields only
-		}
+	// The entry as stored; a caller with a column limit restores the
+	// fields it sees (the others keep their current values).
+	doc, err := t.visibleDoc(json.RawMessage(e.Data), data)
+	if err != nil {
+		return "", err
 	}
 	if len(cur) == 1 {
-		return s.store(ctx, p, t, a.ID, a.ID, cur[0].Data, data)
+		return s.store(ctx, p, t, a.ID, a.ID, doc, true)
 	}
 	plan := t.plan(p, query.Insert)
-	rec := map[string]any{}
-	for k, v := range data {
-		rec[k] = v
-	}
-	if len(rec) == 0 {
-		for _, f := range t.fields() {
-			rec[f.Name] = nil
-			break
-		}
-	}
-	plan.Records = []map[string]any{rec}
+	plan.Docs = []json.RawMessage{doc}
 	plan.IDs = []string{a.ID} // the row comes back under its old id
 	res, err := s.eng.Execute(ctx, p, plan)
 	if err != nil {
@@ -687,5 +672,5 @@ func (s *Service) restore(ctx context.Context, p *auth.Principal, args json.RawM
 	if len(res.Returned) != 1 {
 		return compact(map[string]any{"id": a.ID})
 	}
-	return s.dumped(t, toRecord(res.Columns, res.Returned[0]))
+	return s.inserted(ctx, p, t, res)
 }

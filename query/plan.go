@@ -1,5 +1,7 @@
 package query
 
+import "encoding/json"
+
 // Action is what a plan does to its table.
 type Action uint8
 
@@ -159,4 +161,38 @@ type Plan struct {
 	// CountEstimated), "" for none: the face answers the total next to
 	// the page.
 	Count string
+
+	// Docs carry whole JSON documents, kept as given, to a database that
+	// stores each row as one document (dialects.DocumentStore; mi): keys
+	// no column names, explicit nulls and the literal form of numbers (5
+	// against 5.0) reach the stored text. An insert sends one object per
+	// row and no Records or Rows: the engine derives them from the
+	// documents' keys that name columns, so the gates and the row scope
+	// judge those as any insert's; the dialect stores the documents. An
+	// update sends exactly one object, applied to every selected row as a
+	// shallow merge patch (a key set to null is removed), or, with
+	// DocReplace, as the row's new document; the engine derives Set from
+	// it (with DocReplace, a column it leaves out is set to null unless
+	// the database fills it) for the gates, and the dialect applies the
+	// document.
+	Docs []json.RawMessage
+	// DocReplace makes an update's document replace each selected row's
+	// document instead of being merged into it. Stored keys outside
+	// DocKeys stay.
+	DocReplace bool
+	// Doc asks a read on a document database for each row's stored
+	// document: the dialect answers one more column, DocColumn, after
+	// Columns, whose cell is the document as a json.RawMessage, byte for
+	// byte as stored (or, with DocKeys, holding only those keys).
+	Doc bool
+	// DocKeys, set by the engine (any value a face gives is replaced), are
+	// the document keys the caller's grant reaches: nil when the grant has
+	// no column limit (every key, those no column names too), else the
+	// columns it may see. A Doc read answers only these keys; a replacing
+	// update keeps the stored keys outside them.
+	DocKeys []string
 }
+
+// DocColumn is the name of the column a Doc read adds after the plan's
+// columns: no table column has an empty name.
+const DocColumn = ""

@@ -477,3 +477,82 @@ func historyOps(t *testing.T, db *sql.DB, id string) string {
 }
 
 func sqlOpen(path string) (*sql.DB, error) { return sql.Open("sqlite", path) }
+
+// rawCall runs a tool with its arguments as raw JSON text, so number
+// literals (5.0, 12345678901234567890) reach the server as written.
+func (e *replayEnv) rawCall(t *testing.T, tool, args string) (string, bool, *rpcError) {
+	t.Helper()
+	raw, rerr := e.c.rpc(t, "tools/call", map[string]any{"name": tool, "arguments": json.RawMessage(args)})
+	if rerr != nil {
+		return "", false, rerr
+	}
+	var res struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError *bool `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil || len(res.Content) != 1 || res.Content[0].Type != "text" || res.IsError == nil {
+		t.Fatalf("%s: result %s", tool, raw)
+	}
+	return res.Content[0].Text, *res.IsError, nil
+}
+
+// rawRecord is a RowRecord with its members as raw JSON text.
+type rawRecord map[string]json.RawMessage
+
+// rawOK runs a tool that must succeed with a RowRecord.
+func (e *replayEnv) rawOK(t *testing.T, tool, args string) rawRecord {
+	t.Helper()
+	text, isErr, rerr := e.rawCall(t, tool, args)
+	if rerr != nil || isErr {
+		t.Fatalf("%s %s: isError %v %q %v", tool, args, isErr, text, rerr)
+	}
+	checkRecord(t, text)
+	var r rawRecord
+	if err := json.Unmarshal([]byte(text), &r); err != nil {
+		t.Fatalf("%s: %s", tool, text)
+	}
+	return r
+}
+
+// rawRows runs a tool that must succeed with an array of RowRecords.
+func (e *replayEnv) rawRows(t *testing.T, tool, args string) []rawRecord {
+	t.Helper()
+	text, isErr, rerr := e.rawCall(t, tool, args)
+	if rerr != nil || isErr {
+		t.Fatalf("%s %s: isError %v %q %v", tool, args, isErr, text, rerr)
+	}
+	var rs []rawRecord
+	if err := json.Unmarshal([]byte(text), &rs); err != nil {
+		t.Fatalf("%s: %s", tool, text)
+	}
+	return rs
+}
+
+func (r rawRecord) id(t *testing.T) string {
+	t.Helper()
+	var id string
+	if err := json.Unmarshal(r["id"], &id); err != nil {
+		t.Fatalf("id %s", r["id"])
+	}
+	return id
+}
+
+// data checks the record's data, as text.
+func (r rawRecord) data(t *testing.T, want string) {
+	t.Helper()
+	if string(r["data"]) != want {
+		t.Fatalf("data\n got %s\nwant %s", r["data"], want)
+	}
+}
+
+// storedData checks a row's stored data, as text, in the table's file.
+func (e *replayEnv) storedData(t *testing.T, table, id, want string) {
+	t.Helper()
+	var data string
+	if err := plainDB(t, e.user, table).QueryRow(`SELECT data FROM rows WHERE id = ?`, id).Scan(&data); err != nil || data != want {
+		t.Fatalf("stored data of %s\n got %q %v\nwant %q", id, data, err, want)
+	}
+}

@@ -985,6 +985,102 @@ var replayScenarios = []replayScenario{
 			t.Fatalf("stored %q %v", data, err)
 		}
 	}},
+	// Stored JSON exactly as given (contract §2 key order and number
+	// shape, §5 unknown keys and explicit nulls): the arguments are sent as
+	// raw JSON text, and each answer's data is compared as text.
+	{"create keeps unknown keys", func(t *testing.T, e *replayEnv) {
+		const want = `{"extra":{"a":[1,2.5],"b":1},"name":"u","zz":true}`
+		rec := e.rawOK(t, "create", `{"table":"prefs","data":{"zz":true,"name":"u","extra":{"b":1,"a":[1,2.50]}}}`)
+		id := rec.id(t)
+		e.ids["doc_u"] = id
+		rec.data(t, want)
+		e.rawOK(t, "get", `{"table":"prefs","id":"`+id+`"}`).data(t, want)
+		e.storedData(t, "prefs", id, want)
+		rows := e.rawRows(t, "list", `{"table":"prefs","filter":{"type":"eq","field":"name","value":"u"}}`)
+		if len(rows) != 1 {
+			t.Fatalf("list: %d rows", len(rows))
+		}
+		rows[0].data(t, want)
+		// A listed field selection answers the fields, keys included or not.
+		e.rawOK(t, "get", `{"table":"prefs","id":"`+id+`","fields":{"mode":"list","fields":["name","nick"]}}`).data(t, `{"name":"u","nick":null}`)
+	}},
+	{"create keeps explicit null", func(t *testing.T, e *replayEnv) {
+		const want = `{"meta":null,"name":"n","nick":null}`
+		rec := e.rawOK(t, "create", `{"table":"prefs","data":{"name":"n","nick":null,"meta":null}}`)
+		e.ids["doc_n"] = rec.id(t)
+		rec.data(t, want)
+		e.rawOK(t, "get", `{"table":"prefs","id":"`+e.ids["doc_n"]+`"}`).data(t, want)
+		e.storedData(t, "prefs", e.ids["doc_n"], want)
+	}},
+	{"float 5.0 round-trips", func(t *testing.T, e *replayEnv) {
+		const want = `{"big":12345678901234567890,"meta":{"f":5.0,"i":5,"neg":-9223372036854775808},"name":"f","score":5.0}`
+		rec := e.rawOK(t, "create", `{"table":"prefs","data":{"name":"f","score":5.0,"big":12345678901234567890,"meta":{"i":5,"f":5.0,"neg":-9223372036854775808}}}`)
+		e.ids["doc_f"] = rec.id(t)
+		rec.data(t, want)
+		e.rawOK(t, "get", `{"table":"prefs","id":"`+e.ids["doc_f"]+`"}`).data(t, want)
+		e.storedData(t, "prefs", e.ids["doc_f"], want)
+		// 5 stays an integer.
+		rec = e.rawOK(t, "create", `{"table":"prefs","data":{"name":"i","score":5}}`)
+		e.ids["doc_i"] = rec.id(t)
+		rec.data(t, `{"name":"i","score":5}`)
+	}},
+	{"merge update keeps unknown keys", func(t *testing.T, e *replayEnv) {
+		id := e.ids["doc_u"]
+		e.rawOK(t, "update", `{"table":"prefs","id":"`+id+`","data":{"score":6.0,"nick":null}}`).
+			data(t, `{"extra":{"a":[1,2.5],"b":1},"name":"u","score":6.0,"zz":true}`)
+		// null removes an unknown key too; a new one is added.
+		e.rawOK(t, "update", `{"table":"prefs","id":"`+id+`","data":{"zz":null,"added":[null,1.0]}}`).
+			data(t, `{"added":[null,1.0],"extra":{"a":[1,2.5],"b":1},"name":"u","score":6.0}`)
+		e.storedData(t, "prefs", id, `{"added":[null,1.0],"extra":{"a":[1,2.5],"b":1},"name":"u","score":6.0}`)
+		// A patch of unknown keys only is a write too.
+		e.rawOK(t, "update", `{"table":"prefs","id":"`+id+`","data":{"rank":2}}`)
+	}},
+	{"replace update stores data as given", func(t *testing.T, e *replayEnv) {
+		id := e.ids["doc_n"]
+		e.rawOK(t, "update", `{"table":"prefs","id":"`+id+`","mode":"replace","data":{"name":"n2","other":null,"rank":1}}`).
+			data(t, `{"name":"n2","other":null,"rank":1}`)
+		e.storedData(t, "prefs", id, `{"name":"n2","other":null,"rank":1}`)
+	}},
+	{"order_by any key with asc and desc", func(t *testing.T, e *replayEnv) {
+		// upstream orders by json_extract of any key: rank is no field.
+		filter := `{"type":"in","field":"name","values":["u","n2"]}`
+		for _, c := range []struct{ dir, first string }{{"asc", "n2"}, {"desc", "u"}} {
+			rows := e.rawRows(t, "list", `{"table":"prefs","filter":`+filter+`,"order_by":[{"field":"rank","direction":"`+c.dir+`"}]}`)
+			var first struct{ Name string }
+			if len(rows) != 2 || json.Unmarshal(rows[0]["data"], &first) != nil || first.Name != c.first {
+				t.Fatalf("order_by rank %s: %v", c.dir, rows)
+			}
+		}
+	}},
+	{"order_by without direction is invalid params", func(t *testing.T, e *replayEnv) {
+		for _, c := range []struct{ order, want string }{
+			{`[{"field":"name"}]`, "missing field `direction`"},
+			{`[{"direction":"asc"}]`, "missing field `field`"},
+			{`[{"field":"name","direction":"up"}]`, "unknown variant `up`, expected `asc` or `desc`"},
+		} {
+			text, isErr, rerr := e.rawCall(t, "list", `{"table":"prefs","order_by":`+c.order+`}`)
+			if rerr == nil || rerr.Code != -32602 || !strings.Contains(rerr.Message, c.want) {
+				t.Errorf("order_by %s: %v %q %v, want -32602 %q", c.order, isErr, text, rerr, c.want)
+			}
+		}
+	}},
+	{"row_restore keeps the stored document", func(t *testing.T, e *replayEnv) {
+		id := e.ids["doc_f"]
+		const want = `{"big":12345678901234567890,"meta":{"f":5.0,"i":5,"neg":-9223372036854775808},"name":"f","score":5.0}`
+		e.ok(t, "delete", map[string]any{"table": "prefs", "id": id})
+		e.rawOK(t, "row_restore", fmt.Sprintf(`{"table":"prefs","id":"%s","at_unix_secs":%d}`, id, time.Now().Unix()+5)).data(t, want)
+		e.storedData(t, "prefs", id, want)
+		var hist string
+		if err := plainDB(t, e.user, "prefs").QueryRow(`SELECT data_json FROM _row_history WHERE row_id = ? ORDER BY version DESC LIMIT 1`, id).Scan(&hist); err != nil || hist != want {
+			t.Fatalf("history entry %q %v", hist, err)
+		}
+		// Restoring over a live row replaces it with the entry as stored.
+		e.rawOK(t, "update", `{"table":"prefs","id":"`+id+`","data":{"score":1}}`)
+		e.rawOK(t, "row_restore", fmt.Sprintf(`{"table":"prefs","id":"%s","at_unix_secs":%d}`, e.ids["doc_u"], time.Now().Unix()+5))
+		for _, k := range []string{"doc_u", "doc_n", "doc_f", "doc_i"} {
+			e.ok(t, "delete", map[string]any{"table": "prefs", "id": e.ids[k]})
+		}
+	}},
 	{"projection", func(t *testing.T, e *replayEnv) {
 		sel := map[string]any{"mode": "list", "fields": []any{"text"}}
 		got := checkRecord(t, e.ok(t, "get", map[string]any{"table": "emo", "id": e.ids["emo0"], "fields": sel}))

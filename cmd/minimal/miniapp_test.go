@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -243,10 +244,16 @@ func TestMiniAppDropIn(t *testing.T) {
 		t.Fatalf("filtered list %s", text)
 	}
 	c.refused("list", map[string]any{"table": "emo", "filter": map[string]any{"type": "eq", "field": "nope", "value": 1}}, "only schema-registered fields are allowed in filter")
-	c.refused("list", map[string]any{"table": "emo", "order_by": []any{map[string]any{"field": "nope"}}}, "unknown field 'nope'")
-	text, _ = c.tool("list", map[string]any{"table": "emo", "order_by": []any{map[string]any{"field": "text"}}, "fields": map[string]any{"mode": "list", "fields": []any{"text"}}})
+	// order_by as mini-app-mcp: any key (json_extract), direction required.
+	if text, isErr := c.tool("list", map[string]any{"table": "emo", "order_by": []any{map[string]any{"field": "nope", "direction": "desc"}}}); isErr {
+		t.Fatalf("order_by an unnamed key: %s", text)
+	}
+	if m := c.rpc("tools/call", map[string]any{"name": "list", "arguments": map[string]any{"table": "emo", "order_by": []any{map[string]any{"field": "text"}}}}); fmt.Sprint(m["error"]) != "map[code:-32602 message:invalid params: order_by[0]: missing field `direction`]" {
+		t.Fatalf("order_by without direction: %v", m)
+	}
+	text, _ = c.tool("list", map[string]any{"table": "emo", "order_by": []any{map[string]any{"field": "text", "direction": "asc"}}, "fields": map[string]any{"mode": "list", "fields": []any{"text"}}})
 	if !strings.Contains(text, `"only"`) || strings.Index(text, `"only"`) > strings.Index(text, `"seeded"`) {
-		t.Fatalf("order_by asc default: %s", text)
+		t.Fatalf("order_by asc: %s", text)
 	}
 	c.refused("get", map[string]any{"table": "emo", "id": "ffffffff"}, "row not found: ffffffff")
 

@@ -84,6 +84,26 @@
 // as the shortest float (2.5). Writers of one Source take turns per table
 // in Go; other processes are waited for up to the 5 s busy timeout.
 //
+// # Documents
+//
+// Source is a dialects.DocumentStore: a plan may carry whole JSON
+// documents (query.Plan.Docs) or ask for them (query.Plan.Doc), which is
+// how the mini-app tools keep a row exactly as given. An insert with Docs
+// stores each document (one per row; the engine derived the plan's Rows
+// from it for the gates) with every key, explicit null and number literal
+// as given, after the same schema validation; a key named id, created_at
+// or updated_at is refused. An update with Docs applies its one document
+// to every selected row: as a shallow merge patch (null removes a key, a
+// required field cannot be removed), or with DocReplace as the new
+// document, keeping the stored keys outside query.Plan.DocKeys (those a
+// column-limited caller cannot reach). A read with Doc answers one more
+// column, query.DocColumn, after the projection: the stored data text as
+// a json.RawMessage, byte for byte, or with DocKeys the object holding
+// only those keys (compact, sorted). Render shows an insert with Docs as
+// it shows any insert, the documents' text in place of the rows' data.
+// ORDER BY may name any key (json_extract of a bound path), so an order
+// on a key the schema does not name sorts by it too.
+//
 // # File capabilities
 //
 // Source has every optional file capability of package dialects

@@ -140,6 +140,12 @@ func encodeJSON(v any) (string, error) {
 	return string(b), nil
 }
 
+// CompactJSON writes v (a value of the model above, or any value toValue
+// accepts) the way a row's data is stored and answered: serde_json's
+// compact form, keys sorted bytewise, number literals in serde_json's own
+// form (5 stays 5, 5.0 stays 5.0).
+func CompactJSON(v any) ([]byte, error) { return appendJSON(nil, v) }
+
 func appendJSON(b []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:

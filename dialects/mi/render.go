@@ -76,7 +76,13 @@ func (Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
 			return dialects.Stmt{}, err
 		}
 	case query.Insert:
-		objs, err := insertObjects(p, fault.Unsupported)
+		var objs []map[string]any
+		var err error
+		if len(p.Docs) > 0 {
+			objs, err = docObjects(p, fault.Unsupported)
+		} else {
+			objs, err = insertObjects(p, fault.Unsupported)
+		}
 		if err != nil {
 			return dialects.Stmt{}, err
 		}
@@ -176,6 +182,37 @@ func insertObjects(p *query.Plan, filled fault.Kind) ([]map[string]any, error) {
 		objs[i] = obj
 	}
 	return objs, nil
+}
+
+// docObjects decodes an insert's documents (query.Plan.Docs), one per row
+// (the engine derived Rows from them, for the gates): each must be a JSON
+// object leaving id and the timestamps to the table (else an error of
+// kind filled). The objects keep every key, null and number as given.
+func docObjects(p *query.Plan, filled fault.Kind) ([]map[string]any, error) {
+	if len(p.Rows) > 0 && len(p.Rows) != len(p.Docs) {
+		return nil, fault.New(fault.Internal, "mi: an insert of %d documents and %d rows", len(p.Docs), len(p.Rows))
+	}
+	objs := make([]map[string]any, len(p.Docs))
+	for i, d := range p.Docs {
+		obj, err := decodeObject(string(d))
+		if err != nil {
+			return nil, fault.Wrap(fault.Invalid, err, "%sthe document is not a JSON object", docPrefix(p, i))
+		}
+		for k := range obj {
+			if isBuiltin(k) {
+				return nil, filledByDatabase(filled, k)
+			}
+		}
+		objs[i] = obj
+	}
+	return objs, nil
+}
+
+func docPrefix(p *query.Plan, i int) string {
+	if len(p.Docs) < 2 {
+		return ""
+	}
+	return "rows[" + strconv.Itoa(i) + "]: "
 }
 
 // rowPrefix names the row in a message when an insert has several.

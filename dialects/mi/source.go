@@ -3,6 +3,7 @@ package mi
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"log/slog"
@@ -263,6 +264,16 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	if err != nil {
 		return nil, err
 	}
+	var doc *docCell
+	if p.Doc {
+		doc = &docCell{}
+		if p.DocKeys != nil {
+			doc.keys = make(map[string]bool, len(p.DocKeys))
+			for _, k := range p.DocKeys {
+				doc.keys[k] = true
+			}
+		}
+	}
 	st, err := Dialect{}.Render(p)
 	if err != nil {
 		return nil, err
@@ -273,7 +284,41 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 		cancel()
 		return nil, storageErr(ctx, err)
 	}
-	return &rows{ctx: ctx, cancel: cancel, rs: rs, cols: cols, vals: make([]any, len(cols))}, nil
+	r := &rows{ctx: ctx, cancel: cancel, rs: rs, cols: cols, vals: make([]any, len(cols)), doc: doc}
+	if doc != nil {
+		r.cols = append(r.cols, dialects.Column{Name: query.DocColumn, DBType: "TEXT", Kind: dialects.KindJSON})
+		r.vals = append(r.vals, nil)
+	}
+	return r, nil
+}
+
+// Documents reports that the source stores each row as one JSON document
+// and takes document plans (dialects.DocumentStore): an insert or update
+// carrying query.Plan.Docs stores them with every key, null and number
+// literal kept, and a read with query.Plan.Doc answers the stored text.
+func (s *Source) Documents() bool { return true }
+
+// docCell is how a Doc read answers the stored document: byte for byte,
+// or, with keys (query.Plan.DocKeys), re-encoded with only those keys.
+type docCell struct{ keys map[string]bool }
+
+// cell is the document cell of a row whose stored text is data and
+// decoded object obj.
+func (d *docCell) cell(data string, obj map[string]any) (any, error) {
+	if d.keys == nil {
+		return json.RawMessage(data), nil
+	}
+	kept := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if d.keys[k] {
+			kept[k] = v
+		}
+	}
+	b, err := appendJSON(nil, kept)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(b), nil
 }
 
 // projection resolves the requested column names against the table.
@@ -315,6 +360,7 @@ type rows struct {
 	rs     *sql.Rows
 	cols   []dialects.Column
 	vals   []any
+	doc    *docCell // a Doc read: the last of cols is the document
 	err    error
 }
 
@@ -341,7 +387,16 @@ func (r *rows) Values() ([]any, error) {
 		r.err = fault.Wrap(fault.Internal, err, "row %s: stored data is not a JSON object", id)
 		return nil, r.err
 	}
-	project(r.cols, r.vals, id, obj, created, updated)
+	if r.doc == nil {
+		project(r.cols, r.vals, id, obj, created, updated)
+		return r.vals, nil
+	}
+	n := len(r.cols) - 1
+	project(r.cols[:n], r.vals[:n], id, obj, created, updated)
+	if r.vals[n], err = r.doc.cell(data, obj); err != nil {
+		r.err = fault.Wrap(fault.Internal, err, "row %s: stored data cannot be answered as JSON", id)
+		return nil, r.err
+	}
 	return r.vals, nil
 }
 

@@ -67,11 +67,19 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 		}
 		body = func(tx *sql.Tx) error { return w.insert(ctx, tx, objs, data, p.IDs, &res) }
 	case query.Update:
-		patch, err := updatePatch(p.Set)
-		if err != nil {
-			return dialects.WriteResult{}, err
+		var apply change
+		if len(p.Docs) > 0 {
+			if apply, err = w.docChange(p); err != nil {
+				return dialects.WriteResult{}, err
+			}
+		} else {
+			patch, err := updatePatch(p.Set)
+			if err != nil {
+				return dialects.WriteResult{}, err
+			}
+			apply = w.setChange(patch)
 		}
-		body = func(tx *sql.Tx) error { return w.update(ctx, tx, st, patch, &res) }
+		body = func(tx *sql.Tx) error { return w.update(ctx, tx, st, apply, &res) }
 	case query.Delete:
 		body = func(tx *sql.Tx) error { return w.delete(ctx, tx, st, &res) }
 	default:
@@ -90,7 +98,13 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 // prepareInsert builds, checks and encodes every row before the
 // transaction starts, so a bad row costs no lock.
 func (w *writer) prepareInsert(p *query.Plan) ([]map[string]any, []string, error) {
-	objs, err := insertObjects(p, fault.Invalid)
+	var objs []map[string]any
+	var err error
+	if len(p.Docs) > 0 {
+		objs, err = docObjects(p, fault.Invalid)
+	} else {
+		objs, err = insertObjects(p, fault.Invalid)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -202,7 +216,81 @@ func selectRowsTx(ctx context.Context, tx *sql.Tx, st dialects.Stmt) ([]selected
 	return out, rs.Err()
 }
 
-func (w *writer) update(ctx context.Context, tx *sql.Tx, st dialects.Stmt, patch []patchValue, res *dialects.WriteResult) error {
+// change turns a selected row's stored object into its new one.
+type change func(obj map[string]any) (map[string]any, error)
+
+// setChange applies an update's assignments: a shallow merge where a
+// removal of a required field is refused.
+func (w *writer) setChange(patch []patchValue) change {
+	return func(obj map[string]any) (map[string]any, error) {
+		for _, pv := range patch {
+			if !pv.remove {
+				obj[pv.key] = pv.value
+				continue
+			}
+			if w.sc.required(pv.key) {
+				return nil, fault.New(fault.Invalid, "field %q: required field cannot be deleted via null", pv.key)
+			}
+			delete(obj, pv.key)
+		}
+		return obj, nil
+	}
+}
+
+// docChange applies an update's one document (query.Plan.Docs): merged as
+// a shallow merge patch (null removes a key; a required field cannot be
+// removed), or with DocReplace as the new document, keeping the stored
+// keys outside DocKeys (those the caller's grant does not reach).
+func (w *writer) docChange(p *query.Plan) (change, error) {
+	if len(p.Docs) != 1 {
+		return nil, fault.New(fault.Invalid, "an update carries one document, not %d", len(p.Docs))
+	}
+	doc, err := decodeObject(string(p.Docs[0]))
+	if err != nil {
+		return nil, fault.Wrap(fault.Invalid, err, "the document is not a JSON object")
+	}
+	for k := range doc {
+		if isBuiltin(k) {
+			return nil, filledByDatabase(fault.Invalid, k)
+		}
+	}
+	if p.DocReplace {
+		var keys map[string]bool
+		if p.DocKeys != nil {
+			keys = make(map[string]bool, len(p.DocKeys))
+			for _, k := range p.DocKeys {
+				keys[k] = true
+			}
+		}
+		return func(obj map[string]any) (map[string]any, error) {
+			next := make(map[string]any, len(doc))
+			for k, v := range obj {
+				if keys != nil && !keys[k] {
+					next[k] = v
+				}
+			}
+			for k, v := range doc {
+				next[k] = v
+			}
+			return next, nil
+		}, nil
+	}
+	return func(obj map[string]any) (map[string]any, error) {
+		for k, v := range doc {
+			if v != nil {
+				obj[k] = v
+				continue
+			}
+			if w.sc.required(k) {
+				return nil, fault.New(fault.Invalid, "field %q: required field cannot be deleted via null", k)
+			}
+			delete(obj, k)
+		}
+		return obj, nil
+	}, nil
+}
+
+func (w *writer) update(ctx context.Context, tx *sql.Tx, st dialects.Stmt, apply change, res *dialects.WriteResult) error {
 	matched, err := selectRowsTx(ctx, tx, st)
 	if err != nil {
 		return err
@@ -217,15 +305,8 @@ func (w *writer) update(ctx context.Context, tx *sql.Tx, st dialects.Stmt, patch
 		if err != nil {
 			return fault.Wrap(fault.Internal, err, "row %s: stored data is not a JSON object", m.id)
 		}
-		for _, pv := range patch {
-			if !pv.remove {
-				obj[pv.key] = pv.value
-				continue
-			}
-			if w.sc.required(pv.key) {
-				return fault.New(fault.Invalid, "field %q: required field cannot be deleted via null", pv.key)
-			}
-			delete(obj, pv.key)
+		if obj, err = apply(obj); err != nil {
+			return err
 		}
 		if ferr := w.sc.validate(obj); ferr != nil {
 			return ferr
