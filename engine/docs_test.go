@@ -129,7 +129,12 @@ func TestDocumentPlans(t *testing.T) {
 		{"narrow insert of a hidden column", narrow, plan(query.Insert, `{"title":"x","body":"b"}`), fault.Invalid},
 		{"narrow merge of a key no column names", narrow, all(plan(query.Update, `{"extra":1}`)), fault.Invalid},
 		{"narrow merge of a hidden column", narrow, all(plan(query.Update, `{"body":null}`)), fault.Invalid},
-		{"narrow order by a key no column names", narrow, func() *query.Plan { p := plan(query.Read); p.Doc = true; p.Order = []query.Order{{Column: "score"}}; return p }(), fault.Invalid},
+		{"narrow order by a key no column names", narrow, func() *query.Plan {
+			p := plan(query.Read)
+			p.Doc = true
+			p.Order = []query.Order{{Column: "score"}}
+			return p
+		}(), fault.Invalid},
 		{"order by a key without Doc", writer, func() *query.Plan { p := plan(query.Read); p.Order = []query.Order{{Column: "score"}}; return p }(), fault.Invalid},
 		{"scoped insert outside the scope", scoped, plan(query.Insert, `{"title":"theirs"}`), fault.Forbidden},
 		{"scoped merge leaving the scope", scoped, all(plan(query.Update, `{"title":"theirs"}`)), fault.Forbidden},
