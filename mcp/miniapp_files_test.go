@@ -121,10 +121,11 @@ func TestMaterializeFormats(t *testing.T) {
 	order, rows := g.twoNotes(sid)
 	a, b := rows["alpha"]["id"].(string), rows["beta: 2"]["id"].(string)
 	perRow := map[string]map[string]string{ // format → id → content
-		"raw":      {a: "alpha\nline1\nline2", b: "beta: 2\nnull"},
-		"markdown": {a: "# " + a + "\n\n## title\n\nalpha\n\n## body\n\nline1\nline2\n", b: "# " + b + "\n\n## title\n\nbeta: 2\n\n## body\n\nnull\n"},
-		"json":     {a: "{\n  \"title\": \"alpha\",\n  \"body\": \"line1\\nline2\"\n}", b: "{\n  \"title\": \"beta: 2\",\n  \"body\": null\n}"},
-		"yaml":     {a: "title: alpha\nbody: |-\n  line1\n  line2\n", b: "title: 'beta: 2'\nbody: null\n"},
+		// Fields in byte order, as mini-app-mcp's serde_json map holds them.
+		"raw":      {a: "line1\nline2\nalpha", b: "null\nbeta: 2"},
+		"markdown": {a: "# " + a + "\n\n## body\n\nline1\nline2\n\n## title\n\nalpha\n", b: "# " + b + "\n\n## body\n\nnull\n\n## title\n\nbeta: 2\n"},
+		"json":     {a: "{\n  \"body\": \"line1\\nline2\",\n  \"title\": \"alpha\"\n}", b: "{\n  \"body\": null,\n  \"title\": \"beta: 2\"\n}"},
+		"yaml":     {a: "body: |-\n  line1\n  line2\ntitle: alpha\n", b: "body: null\ntitle: 'beta: 2'\n"},
 	}
 	ext := map[string]string{"raw": "txt", "markdown": "md", "json": "json", "yaml": "yaml"}
 	for _, format := range []string{"raw", "markdown", "json", "yaml"} {
@@ -176,7 +177,7 @@ func TestMaterializeFormats(t *testing.T) {
 			}
 		}()
 	}
-	// A field list, in its order; the text of the answer exactly.
+	// A field list, in byte order; the text of the answer exactly.
 	dir := filepath.Join(g.exports(), "list")
 	text, isErr := g.miniTool(sid, "row_materialize", map[string]any{"table": "notes", "selector": map[string]any{"type": "by_id", "id": b},
 		"fields": map[string]any{"mode": "list", "fields": []any{"body", "title"}}, "format": "raw", "dest": dir})
@@ -239,7 +240,7 @@ func TestMaterializeErrors(t *testing.T) {
 	}
 	// overwrite (the default) replaces it.
 	text, isErr := g.miniTool(sid, "row_materialize", base(map[string]any{"write_mode": "overwrite"}))
-	if b, _ := os.ReadFile(existing); isErr || !strings.HasPrefix(string(b), "{\n  \"title\": \"alpha\"") {
+	if b, _ := os.ReadFile(existing); isErr || !strings.HasPrefix(string(b), "{\n  \"body\": \"line1\\nline2\"") {
 		t.Fatalf("overwrite: %s / %q", text, b)
 	}
 	// Argument shape errors are the gateway's INVALID refusals, naming

@@ -11,9 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/fault"
@@ -197,6 +196,7 @@ func (s *Service) materialize(ctx context.Context, p *auth.Principal, args json.
 		for _, n := range names {
 			projected[i] = append(projected[i], projField{n, r.Data[n]})
 		}
+		projected[i] = sortedFields(projected[i])
 	}
 
 	var files []matFile
@@ -382,50 +382,34 @@ func prettyObject(buf *bytes.Buffer, fields []projField, prefix string) error {
 	return nil
 }
 
-// yamlDoc encodes the fields as one YAML document (a mapping in their
-// order).
+// yamlDoc encodes the fields as one YAML document, the bytes mini-app-mcp's
+// serde_yaml_bw writes for the same map (see yamlout.go).
 func yamlDoc(fields []projField) ([]byte, error) {
-	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	for _, f := range fields {
-		v, err := yamlValue(f.value)
-		if err != nil {
-			return nil, err
-		}
-		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: f.name}, v)
+	m := make(orderedMap, len(fields))
+	for i, f := range fields {
+		m[i] = yamlPair{f.name, f.value}
 	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(m); err != nil {
+	b, err := upstreamYAML(m)
+	if err != nil {
 		return nil, matFormat("yaml: " + err.Error())
 	}
-	if err := enc.Close(); err != nil {
-		return nil, matFormat("yaml: " + err.Error())
-	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
-// yamlValue turns a JSON value into a block-style YAML node: the JSON
-// text parses as YAML, then the flow styles are dropped.
-func yamlValue(v any) (*yaml.Node, error) {
-	b, err := jsonBytes(v, "", "")
-	if err != nil {
-		return nil, err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, matFormat("yaml: " + err.Error())
-	}
-	n := doc.Content[0]
-	var plainStyle func(*yaml.Node)
-	plainStyle = func(n *yaml.Node) {
-		n.Style = 0
-		for _, c := range n.Content {
-			plainStyle(c)
+// sortedFields is a row's projection as mini-app-mcp holds it: a
+// serde_json map, so each name once and the names in byte order, whatever
+// the schema's or the field list's order.
+func sortedFields(fields []projField) []projField {
+	seen := map[string]bool{}
+	out := make([]projField, 0, len(fields))
+	for _, f := range fields {
+		if !seen[f.name] {
+			seen[f.name] = true
+			out = append(out, f)
 		}
 	}
-	plainStyle(n)
-	return n, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
 }
 
 // renderRow serializes one projected row.

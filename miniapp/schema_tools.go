@@ -1,7 +1,6 @@
 package miniapp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,8 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/littlebitlabs/minimal/auth"
 	"github.com/littlebitlabs/minimal/dialects/mi"
@@ -173,31 +170,26 @@ func checkFields(table string, title, description *string, fields []fieldArg) ([
 				fmt.Sprintf("unknown type '%s': expected one of string, number, boolean, array, object", f.Type))
 		}
 	}
-	type yfield struct {
-		Name        string  `yaml:"name"`
-		Type        string  `yaml:"type"`
-		Required    bool    `yaml:"required"`
-		Description *string `yaml:"description,omitempty"`
+	// The file as mini-app-mcp's SchemaConfig serializes: every key in
+	// struct order, absent options as null, dump reset and history full.
+	str := func(p *string) any {
+		if p == nil {
+			return nil
+		}
+		return *p
 	}
-	doc := struct {
-		Table       string   `yaml:"table"`
-		Title       *string  `yaml:"title,omitempty"`
-		Description *string  `yaml:"description,omitempty"`
-		Fields      []yfield `yaml:"fields"`
-	}{Table: table, Title: title, Description: description, Fields: []yfield{}}
+	list := make([]any, 0, len(fields))
 	for _, f := range fields {
-		doc.Fields = append(doc.Fields, yfield{f.Name, f.Type, f.Required, f.Description})
+		list = append(list, orderedMap{{"name", f.Name}, {"type", f.Type}, {"required", f.Required}, {"description", str(f.Description)}})
 	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
+	b, err := upstreamYAML(orderedMap{
+		{"table", table}, {"title", str(title)}, {"description", str(description)},
+		{"fields", list}, {"dump", nil}, {"history", "full"},
+	})
+	if err != nil {
 		return nil, fault.Wrap(fault.Internal, err, "encode schema.yaml")
 	}
-	if err := enc.Close(); err != nil {
-		return nil, fault.Wrap(fault.Internal, err, "encode schema.yaml")
-	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 func fileExists(path string) bool {

@@ -2,12 +2,15 @@ package mi
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -110,9 +113,27 @@ func ReadTable(dsn, name string) (*TableInfo, error) {
 		if d.Dump.Sync != nil {
 			di.Sync = *d.Dump.Sync
 		}
+		if di.Sync == "bidirectional" {
+			warnBidirectional(schemaFile(dir, name), name, b)
+		}
 		t.Dump = di
 	}
 	return t, nil
+}
+
+// bidirectionalWarned holds the schema files (path and content) already
+// warned about, so that each load of a schema warns once.
+var bidirectionalWarned sync.Map
+
+// warnBidirectional logs, once per schema file content, that dump.sync:
+// bidirectional is served as write-only, as mini-app-mcp warns and falls
+// back when it opens such a table.
+func warnBidirectional(path, table string, content []byte) {
+	sum := sha256.Sum256(content)
+	if _, seen := bidirectionalWarned.LoadOrStore(path+"\x00"+string(sum[:]), true); seen {
+		return
+	}
+	slog.Warn("mi: dump.sync bidirectional is not implemented; dump files are written as with write-only", "table", table, "schema", path)
 }
 
 // TableNames lists the tables of a scope directory (subdirectories holding
