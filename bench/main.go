@@ -415,6 +415,13 @@ func bench(ctx context.Context, o options) (_ *summary, err error) {
 		if failures > 0 {
 			l.fail(fmt.Errorf("%d requests failed", failures))
 		}
+		// The database's own ceiling for the page's statement.
+		if err := driverCeiling(ctx, lg, l, o); err != nil {
+			if ctx.Err() != nil {
+				return sum, ctx.Err()
+			}
+			l.fail(fmt.Errorf("ceiling: %w", err))
+		}
 	}
 	// The load phase is over: free the CPU the baseline might still use.
 	direct.stop()

@@ -78,6 +78,8 @@ type dialectLine struct {
 
 	done            bool
 	gateway, direct sideStats
+	// ceiling is the gateway's page against the tight driver loop.
+	ceiling *ceilingResult
 }
 
 func (l *dialectLine) fail(err error) {
@@ -185,12 +187,8 @@ func (s *summary) print(w io.Writer) {
 		if c.skipped != "" {
 			fmt.Fprintf(&b, "database ceiling skipped: %s\n", c.skipped)
 		} else if len(c.tps) > 0 {
-			tps := make([]string, len(c.tps))
-			for i, t := range c.tps {
-				tps[i] = fmt.Sprintf("%.0f", t)
-			}
 			fmt.Fprintf(&b, "database ceiling (pgbench, the page's SELECT, prepared, c=%d): gateway 100-row page %.0f req/s = %.2f of what PostgreSQL serves itself (median of %d interleaved rounds; pgbench %s tps; gateway rounds %s req/s, server CPU %s/req)\n",
-				s.concurrency, c.gateway.rps(), c.fraction(), len(c.tps), strings.Join(tps, ", "), roundList(c.gateway), micros(c.gateway.cpuPerReq()))
+				s.concurrency, c.gateway.rps(), c.fraction(), len(c.tps), roundFloats(c.tps), roundList(c.gateway), micros(c.gateway.cpuPerReq()))
 		}
 	}
 	printRestOps(&b, s.restOps)
@@ -219,6 +217,10 @@ func (s *summary) print(w io.Writer) {
 			fmt.Fprintf(&b, "%-3s gateway %.0f req/s  direct %.0f req/s  ratio %.2f%s   (%s %s, %d rows; p50 %.2f vs %.2f ms; server CPU %s vs %s/req)\n",
 				l.code, l.gateway.rps(), l.direct.rps(), ratio, mark, l.product, l.version, l.rows,
 				ms(l.gateway.p50), ms(l.direct.p50), micros(l.gateway.cpuPerReq()), micros(l.direct.cpuPerReq()))
+			if c := l.ceiling; c != nil && len(c.tps) > 0 {
+				fmt.Fprintf(&b, "    ceiling (%s, the page's SELECT, c=%d): gateway %.0f req/s = %.2f of what %s serves itself (median of %d interleaved rounds; driver %s queries/s; gateway rounds %s req/s, server CPU %s/req)\n",
+					c.how, s.concurrency, c.gateway.rps(), c.fraction(), l.product, len(c.tps), roundFloats(c.tps), roundList(c.gateway), micros(c.gateway.cpuPerReq()))
+			}
 			if l.err != "" {
 				fmt.Fprintf(&b, "    FAILED: %s\n", l.err)
 			}
@@ -281,4 +283,13 @@ func roundList(side sideStats) string {
 		r[i] = fmt.Sprintf("%.0f", v)
 	}
 	return strings.Join(r, "/")
+}
+
+// roundFloats lists rates rounded to whole numbers, comma-separated.
+func roundFloats(v []float64) string {
+	out := make([]string, len(v))
+	for i, t := range v {
+		out[i] = fmt.Sprintf("%.0f", t)
+	}
+	return strings.Join(out, ", ")
 }
