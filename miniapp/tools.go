@@ -345,15 +345,16 @@ func (s *Service) create(ctx context.Context, p *auth.Principal, args json.RawMe
 	return s.inserted(ctx, p, t, res)
 }
 
-// inserted answers an insert: the row read back as stored when the caller
-// may read it, the columns it may read of it otherwise, or {"created": n}
-// without any.
+// inserted answers an insert: the row as stored when the caller may read
+// it whole (the engine left the document in the returned row), else read
+// back as far as it may see it, or the columns it may read of it, or
+// {"created": n} without any.
 func (s *Service) inserted(ctx context.Context, p *auth.Principal, t *target, res *engine.Result) (string, error) {
 	if len(res.Returned) != 1 {
 		return compact(map[string]any{"created": res.RowsAffected})
 	}
 	r := toRecord(res.Columns, res.Returned[0])
-	if r.ID != "" {
+	if r.raw == nil && r.ID != "" {
 		if got, err := s.getRow(ctx, p, t, r.ID, r.ID); err == nil {
 			r = got
 		}

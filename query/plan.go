@@ -168,7 +168,9 @@ type Plan struct {
 	// against 5.0) reach the stored text. An insert sends one object per
 	// row and no Records or Rows: the engine derives them from the
 	// documents' keys that name columns, so the gates and the row scope
-	// judge those as any insert's; the dialect stores the documents. An
+	// judge those as any insert's; the dialect stores the documents and
+	// returns each row with its stored document last, in DocColumn (which
+	// the engine leaves out for a reader with a column limit). An
 	// update sends exactly one object, applied to every selected row as a
 	// shallow merge patch (a key set to null is removed), or, with
 	// DocReplace, as the row's new document; the engine derives Set from

@@ -92,7 +92,8 @@
 // stores each document (one per row; the engine derived the plan's Rows
 // from it for the gates) with every key, explicit null and number literal
 // as given, after the same schema validation; a key named id, created_at
-// or updated_at is refused. An update with Docs applies its one document
+// or updated_at is refused. Its returned rows end with the stored
+// document, in query.DocColumn. An update with Docs applies its one document
 // to every selected row: as a shallow merge patch (null removes a key, a
 // required field cannot be removed), or with DocReplace as the new
 // document, keeping the stored keys outside query.Plan.DocKeys (those a

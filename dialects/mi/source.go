@@ -286,7 +286,7 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	}
 	r := &rows{ctx: ctx, cancel: cancel, rs: rs, cols: cols, vals: make([]any, len(cols)), doc: doc}
 	if doc != nil {
-		r.cols = append(r.cols, dialects.Column{Name: query.DocColumn, DBType: "TEXT", Kind: dialects.KindJSON})
+		r.cols = append(r.cols, docColumn)
 		r.vals = append(r.vals, nil)
 	}
 	return r, nil
@@ -297,6 +297,9 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 // carrying query.Plan.Docs stores them with every key, null and number
 // literal kept, and a read with query.Plan.Doc answers the stored text.
 func (s *Source) Documents() bool { return true }
+
+// docColumn is the column of a row's stored document (query.DocColumn).
+var docColumn = dialects.Column{Name: query.DocColumn, DBType: "TEXT", Kind: dialects.KindJSON}
 
 // docCell is how a Doc read answers the stored document: byte for byte,
 // or, with keys (query.Plan.DocKeys), re-encoded with only those keys.

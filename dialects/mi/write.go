@@ -3,6 +3,7 @@ package mi
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 
 	"github.com/google/uuid"
 
@@ -65,7 +66,8 @@ func (s *Source) Write(ctx context.Context, p *query.Plan) (dialects.WriteResult
 				return dialects.WriteResult{}, fault.New(fault.Invalid, "row id %q is not a UUID", id)
 			}
 		}
-		body = func(tx *sql.Tx) error { return w.insert(ctx, tx, objs, data, p.IDs, &res) }
+		docs := len(p.Docs) > 0
+		body = func(tx *sql.Tx) error { return w.insert(ctx, tx, objs, data, p.IDs, docs, &res) }
 	case query.Update:
 		var apply change
 		if len(p.Docs) > 0 {
@@ -141,13 +143,20 @@ type writer struct {
 	purge purgePolicy
 }
 
-func (w *writer) insert(ctx context.Context, tx *sql.Tx, objs []map[string]any, data []string, ids []string, res *dialects.WriteResult) error {
+// insert stores the rows and returns each with every column; with docs
+// (an insert of documents) each returned row ends with its document as
+// stored, in query.DocColumn.
+func (w *writer) insert(ctx context.Context, tx *sql.Tx, objs []map[string]any, data []string, ids []string, docs bool, res *dialects.WriteResult) error {
 	stmt, err := tx.PrepareContext(ctx, insertRow)
 	if err != nil {
 		return err
 	}
 	defer stmt.Close()
+	n := len(w.sc.columns)
 	res.Columns = append([]dialects.Column(nil), w.sc.columns...)
+	if docs {
+		res.Columns = append(res.Columns, docColumn)
+	}
 	for i, obj := range objs {
 		id := uuid.NewString()
 		if ids != nil {
@@ -160,7 +169,10 @@ func (w *writer) insert(ctx context.Context, tx *sql.Tx, objs []map[string]any, 
 			return err
 		}
 		vals := make([]any, len(res.Columns))
-		project(res.Columns, vals, id, obj, w.now, w.now)
+		project(res.Columns[:n], vals[:n], id, obj, w.now, w.now)
+		if docs {
+			vals[n] = json.RawMessage(data[i])
+		}
 		res.Returned = append(res.Returned, vals)
 	}
 	res.RowsAffected = int64(len(objs))
