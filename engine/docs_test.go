@@ -40,9 +40,10 @@ func TestDocumentPlans(t *testing.T) {
 	reg := &docRegistry{registry: &registry{pol: store.Policy{
 		Templates: []store.Template{
 			{Name: "all", Rules: []store.Rule{{Object: "*/*/*", Actions: []string{"create", "read", "update", "delete"}}}},
+			{Name: "insert-all", Rules: []store.Rule{{Object: "mi/app/notes", Actions: []string{"create"}}}},
 			{Name: "titles", Rules: []store.Rule{{Object: "mi/app/notes", Actions: []string{"create", "read", "update"}, Columns: []string{"created_at", "id", "title", "updated_at"}}}},
 		},
-		Bindings: []store.Binding{{Role: "writer", Templates: []string{"all"}}, {Role: "narrow", Templates: []string{"titles"}}, {Role: "scoped", Templates: []string{"all"}}},
+		Bindings: []store.Binding{{Role: "writer", Templates: []string{"all"}}, {Role: "narrow", Templates: []string{"titles"}}, {Role: "blind", Templates: []string{"insert-all", "titles"}}, {Role: "scoped", Templates: []string{"all"}}},
 		Scopes:   []store.Scope{{Role: "scoped", Object: "mi/app/notes", Filter: "title=eq.mine"}},
 	}}, dir: dir}
 	e, _, _ := newTestEngine(t, reg)
@@ -116,6 +117,30 @@ func TestDocumentPlans(t *testing.T) {
 	}
 	if got := doc(writer, "", query.Order{Column: "score"}); got != `{"score":1,"title":"z"}`+`{"body":"hidden","extra":null,"score":5.0,"title":"b"}` {
 		t.Fatalf("order by score: %s", got)
+	}
+
+	// An insert returns the stored document to a reader without a column
+	// limit only.
+	for _, c := range []struct {
+		p    *auth.Principal
+		want bool
+	}{{writer, true}, {who("blind"), false}} {
+		res, err := e.Execute(context.Background(), c.p, plan(query.Insert, `{"title":"r","body":"b"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := res.Columns[len(res.Columns)-1]
+		if got := last.Name == query.DocColumn; got != c.want || len(res.Returned) != 1 {
+			t.Fatalf("%v: returned columns %v", c.p.Roles, res.Columns)
+		}
+		if c.want && string(res.Returned[0][len(res.Columns)-1].(json.RawMessage)) != `{"body":"b","title":"r"}` {
+			t.Fatalf("returned document %v", res.Returned[0])
+		}
+		del := plan(query.Delete)
+		del.Where = &query.Cond{Column: "title", Op: query.Eq, Args: []any{"r"}}
+		if _, err := exec(writer, del); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	all := func(p *query.Plan) *query.Plan { p.All = true; return p }

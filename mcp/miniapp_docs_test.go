@@ -85,6 +85,11 @@ func TestMiniAppDocumentsGateway(t *testing.T) {
 	if isErr || text != `[{"id":"`+id+`","data":{"title":"t"},`+text[strings.Index(text, `"created_at"`):] {
 		t.Fatalf("narrow list %s", text)
 	}
+	// Its create answers its fields (not the stored document whole).
+	text, isErr = g.miniToolAs(narrow, nsid, "create", map[string]any{"table": "notes", "data": map[string]any{"title": "mine"}})
+	if got := dataOf("narrow create", text, isErr); got != `{"title":"mine"}` {
+		t.Fatalf("narrow create %s", got)
+	}
 	// Its merge and replace leave the keys it cannot see.
 	text, isErr = g.miniToolAs(narrow, nsid, "update", map[string]any{"table": "notes", "id": id, "data": map[string]any{"title": "t2"}})
 	if got := dataOf("narrow merge", text, isErr); got != `{"title":"t2"}` || stored(id) != `{"body":"secret","extra":null,"score":5.0,"title":"t2"}` {
