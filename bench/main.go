@@ -80,7 +80,12 @@ type options struct {
 	bin         string
 	// aggregateOnly measures only query_aggregate on the mi table.
 	aggregateOnly bool
+	// only names the one measure to run (onlyRestOps), "" for all.
+	only string
 }
+
+// onlyRestOps is -only's value that runs only restOpsPhase.
+const onlyRestOps = "restops"
 
 // logf prints a progress line to stderr.
 var logf = func(format string, args ...any) {
@@ -99,6 +104,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.keep, "keep", false, "keep schema "+benchSchema+" (and the "+benchDB+" databases) after the run")
 	fs.StringVar(&o.bin, "bin", filepath.Join("bin", "minimal"), "gateway binary (make build)")
 	fs.BoolVar(&o.aggregateOnly, "aggregate-only", false, "measure only query_aggregate over a -rows mi table (no database server needed)")
+	fs.StringVar(&o.only, "only", "", "run only one measure: "+onlyRestOps+" (REST count=exact and agg= vs their SQL run directly, pg only)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s=DSN go run ./bench [flags]\n\n", envDSN)
 		fs.PrintDefaults()
@@ -128,6 +134,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var err error
 	if o.dialects, err = parseDialects(*dialectList); err != nil {
 		fmt.Fprintln(stderr, "bench:", err)
+		return 2
+	}
+	switch o.only {
+	case "":
+	case onlyRestOps:
+		o.dialects = []string{"pg"}
+	default:
+		fmt.Fprintf(stderr, "bench: -only %q is not %s\n", o.only, onlyRestOps)
 		return 2
 	}
 
@@ -302,6 +316,9 @@ func bench(ctx context.Context, o options) (_ *summary, err error) {
 		return sum, err
 	}
 	logf("gateway pid %d on %s serves %s.%s", gw.pid(), gw.addr, benchSchema, benchTable)
+	if o.only == onlyRestOps {
+		return sum, restOpsPhase(ctx, gwBase, token, conn, sum)
+	}
 	for _, l := range others {
 		if l.err != "" {
 			continue

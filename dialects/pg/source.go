@@ -35,6 +35,10 @@ type Source struct {
 	// timeout is the statement timeout: the server's statement_timeout,
 	// and, with dialects.TimeoutGrace, every call's deadline (bound).
 	timeout time.Duration
+	// customPlans is whether aggregate reads run in customPlan mode: when
+	// the pool prepares statements (the default mode, not one the DSN
+	// chose) and caches descriptions.
+	customPlans bool
 
 	// learned holds types introspection found that this package does not
 	// know by OID (extension types like citext, enums, their arrays), so
@@ -70,7 +74,9 @@ func Open(ctx context.Context, cfg dialects.Config) (dialects.Source, error) {
 	if schema == "" {
 		schema = defaultSchema
 	}
-	return &Source{pool: pool, schema: schema, acquireTimeout: cfg.AcquireTimeout, timeout: max(cfg.StatementTimeout, 0)}, nil
+	cc := pc.ConnConfig
+	return &Source{pool: pool, schema: schema, acquireTimeout: cfg.AcquireTimeout, timeout: max(cfg.StatementTimeout, 0),
+		customPlans: cc.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement && cc.DescriptionCacheCapacity > 0}, nil
 }
 
 func setDefault(params map[string]string, key, value string) {
@@ -329,7 +335,13 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.query(ctx, conn, st)
+	var opts []any
+	if s.customPlans && p.IsAggregate() {
+		// An aggregate (and a count) is planned for its bound values each
+		// time: see customPlan.
+		opts = append(opts, customPlan)
+	}
+	r, err := s.query(ctx, conn, st, opts...)
 	if err != nil {
 		done()
 		return nil, err
@@ -340,14 +352,31 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	return r, nil
 }
 
+// customPlan is the execution mode of aggregate reads: the unnamed
+// statement with its description cached, still one round trip, which
+// PostgreSQL plans for the values bound to it every time. A named prepared
+// statement (the pool's default mode) is planned for its values five times
+// and then, if the plan without them is estimated no dearer, with a generic
+// plan: for an aggregate that plan guesses the page (LIMIT $n) will stop
+// after a tenth of the groups, and prefers reading the groups in order
+// (an index scan feeding a GroupAggregate) to hashing the whole table,
+// which costs more when every group is read. A filter's value likewise
+// decides whether an index pays off. The planning an aggregate pays per
+// call is small beside the rows it reads. A DSN that chose another mode
+// (default_query_exec_mode) keeps it.
+const customPlan = pgx.QueryExecModeCacheDescribe
+
 // querier is what a pool and a transaction share.
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-func (s *Source) query(ctx context.Context, q querier, st dialects.Stmt) (*rows, error) {
-	args := make([]any, 0, len(st.Args)+1)
+// query runs st on q; opts are pgx query options (an execution mode) sent
+// before its arguments.
+func (s *Source) query(ctx context.Context, q querier, st dialects.Stmt, opts ...any) (*rows, error) {
+	args := make([]any, 0, len(st.Args)+1+len(opts))
 	args = append(args, resultFormats)
+	args = append(args, opts...)
 	args = append(args, st.Args...)
 	pr, err := q.Query(ctx, st.SQL, args...)
 	if err != nil {
