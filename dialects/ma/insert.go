@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,11 @@ func (s *Source) insert(ctx context.Context, p *query.Plan, meta *tableMeta) (di
 			return dialects.WriteResult{}, fault.New(fault.Unsupported, "upsert (on_conflict) needs MariaDB 10.5 or later (INSERT … RETURNING); this server is %s", info.version)
 		}
 		return s.insertReadBack(ctx, p, meta, info)
+	}
+	if len(p.OnConflict) > 0 {
+		if err := s.checkConflictKey(ctx, p); err != nil {
+			return dialects.WriteResult{}, err
+		}
 	}
 	chunks := chunkRows(p, maxParams, maxChunkBytes)
 	stmts := make([]dialects.Stmt, len(chunks))
@@ -386,4 +392,40 @@ func valueSize(v any) int {
 		return len(x) + 9
 	}
 	return 10
+}
+
+// uniqueKeysSQL lists the columns of each unique index (the primary key
+// included) of a table, in key order.
+const uniqueKeysSQL = `SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS
+WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND NON_UNIQUE = 0 ORDER BY INDEX_NAME, SEQ_IN_INDEX`
+
+// checkConflictKey refuses an upsert whose on_conflict columns are not
+// exactly the columns of one unique key: ON DUPLICATE KEY UPDATE finds a
+// duplicate on any unique key, whatever on_conflict names, so an upsert
+// naming a column that is no key would merge rows matched by another one.
+func (s *Source) checkConflictKey(ctx context.Context, p *query.Plan) error {
+	rs, err := s.db.QueryContext(ctx, uniqueKeysSQL, p.Schema, p.Table)
+	if err != nil {
+		return s.err(ctx, err)
+	}
+	defer rs.Close()
+	keys := map[string][]string{}
+	for rs.Next() {
+		var index, col string
+		if err := rs.Scan(&index, &col); err != nil {
+			return s.err(ctx, err)
+		}
+		keys[index] = append(keys[index], col)
+	}
+	if err := rs.Err(); err != nil {
+		return s.err(ctx, err)
+	}
+	want := slices.Sorted(slices.Values(p.OnConflict))
+	for _, cols := range keys {
+		slices.Sort(cols)
+		if slices.Equal(cols, want) {
+			return nil
+		}
+	}
+	return dialects.NoUniqueKey(nil, p.OnConflict)
 }

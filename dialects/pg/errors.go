@@ -81,6 +81,9 @@ func mapPgError(pe *pgconn.PgError, err error) error {
 		class = code[:2]
 	}
 	switch {
+	case code == "42P10":
+		// invalid_column_reference: ON CONFLICT names no unique key.
+		return dialects.NoUniqueKey(err, nil)
 	case code == "23505", code == "23P01":
 		// unique and exclusion violations: the detail names the constraint
 		// and the key's value, which may be in columns the caller cannot
