@@ -238,7 +238,7 @@ func (e *Engine) execute(ctx context.Context, p *auth.Principal, plan, again *qu
 			return nil, fault.Wrap(fault.Conflict, err, "the table changed in the database since the gateway read it (%s); its columns are read again now: check the request against the table and send it again", fault.As(err).Message)
 		}
 		if err != nil {
-			return nil, err
+			return nil, g.word(err)
 		}
 		e.audit(ctx, p, plan, object, wr.RowsAffected, nil, start)
 		res := &Result{Action: plan.Action, RowsAffected: wr.RowsAffected}

@@ -292,3 +292,18 @@ func (e *Engine) Check(p *auth.Principal, object string, action query.Action) er
 	}
 	return err
 }
+
+// word tells the caller which column an integrity violation of a write is
+// about, when the dialect knew it and the caller's view holds it; otherwise
+// err keeps the dialect's words, which name nothing of the database's
+// (dialects.Violation).
+func (g *grant) word(err error) error {
+	var v *dialects.Violation
+	if !errors.As(err, &v) || v.Column == "" {
+		return err
+	}
+	if _, ok := g.view.Column(v.Column); !ok {
+		return err
+	}
+	return fault.Wrap(fault.Invalid, err, "%s", v.ColumnMessage(v.Column))
+}

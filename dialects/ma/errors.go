@@ -124,13 +124,22 @@ func mapServerError(me *mysql.MySQLError, err error) error {
 		// may be in columns the caller cannot see, and the key; it stays in
 		// the wrapped error, for the log.
 		return dialects.DuplicateKey(err)
-	case erBadNull, erWarnNullToNotNull, erNoDefaultForField,
-		erNoReferencedRow, erRowIsReferenced, erNoReferencedRow2, erRowIsReferenced2,
-		erWarnDataOutOfRange, erWarnDataTruncated, erTruncatedWrongValue, erTruncatedWrongValueForField,
+	case erBadNull, erWarnNullToNotNull, erNoDefaultForField:
+		// "Column 'x' cannot be null", "Field 'x' doesn't have a default
+		// value": the column may be one the caller's template hides.
+		return dialects.Violated(dialects.NotNullViolation, "", err)
+	case erNoReferencedRow, erRowIsReferenced, erNoReferencedRow2, erRowIsReferenced2:
+		// The message spells out the constraint, its columns and the
+		// referenced table.
+		return dialects.Violated(dialects.ForeignKeyViolation, "", err)
+	case erCheckViolation, erConstraintFailed:
+		// The message names the constraint (and, on MariaDB, the table).
+		return dialects.Violated(dialects.CheckViolation, "", err)
+	case erWarnDataOutOfRange, erWarnDataTruncated, erTruncatedWrongValue, erTruncatedWrongValueForField,
 		erIllegalValueForType, erDataTooLong, erWrongValueForFunc, erDataOutOfRange,
-		erCheckViolation, erConstraintFailed, erGeneratedValue, erGeneratedValueMySQL, erInvalidJSONText:
-		// Constraint and data errors: the server's message names the
-		// column, key or value at fault.
+		erGeneratedValue, erGeneratedValueMySQL, erInvalidJSONText:
+		// Data errors: the server's message names the value and the
+		// column it was sent for.
 		return fault.Wrap(fault.Invalid, err, "%s", me.Message)
 	case erNetPacketTooLarge:
 		return fault.Wrap(fault.TooLarge, err, "a value or statement exceeds the server's max_allowed_packet")

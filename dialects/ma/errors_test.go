@@ -29,9 +29,9 @@ func TestMapErr(t *testing.T) {
 	}{
 		{"duplicate", myErr(1062), false, fault.Conflict, dialects.DuplicateKeyMessage},
 		{"duplicate key", myErr(1586), false, fault.Conflict, dialects.DuplicateKeyMessage},
-		{"not null", myErr(1048), false, fault.Invalid, "msg 1048"},
+		{"not null", myErr(1048), false, fault.Invalid, "a column that requires a value got none"},
 		{"no default", myErr(1364), false, fault.Invalid, ""},
-		{"foreign key child", myErr(1452), false, fault.Invalid, "msg 1452"},
+		{"foreign key child", myErr(1452), false, fault.Invalid, "the change would break a reference between rows (a foreign key)"},
 		{"foreign key parent", myErr(1451), false, fault.Invalid, ""},
 		{"out of range", myErr(1264), false, fault.Invalid, "msg 1264"},
 		{"incorrect value", myErr(1366), false, fault.Invalid, ""},

@@ -151,7 +151,7 @@ var unavailable = map[int32]bool{
 // invalid are data and constraint errors a caller can fix by sending other
 // values; their server message is shown.
 var invalid = map[int32]bool{
-	errConstraint: true, errNotNull: true, errConversion: true, errConvertType: true, errConvertDateTime: true,
+	errConversion: true, errConvertType: true, errConvertDateTime: true,
 	errConvertOverflow: true, errConvertOverflow1: true,
 	errDateTimeRange: true, errConvertGUID: true, errOverflowConvert: true, errOverflowType: true,
 	errOverflowValue: true, errTruncated: true, errTruncatedColumn: true, errDivideByZero: true,
@@ -196,6 +196,14 @@ func classify(e mssql.Error, err error) (error, bool) {
 		// be in columns the caller cannot see; it stays in the wrapped
 		// error, for the log.
 		return dialects.DuplicateKey(err), true
+	case n == errNotNull:
+		// "Cannot insert the value NULL into column 'x', table 'db.s.t'":
+		// the column may be one the caller's template hides.
+		return dialects.Violated(dialects.NotNullViolation, "", err), true
+	case n == errConstraint:
+		// The message names the constraint, the database and the other
+		// table; 547 covers foreign keys and checks alike.
+		return dialects.Violated(dialects.ConstraintViolation, "", err), true
 	case invalid[n], n >= errXMLParse && n <= errXMLParseLast:
 		return fault.Wrap(fault.Invalid, err, "%s", e.Message), true
 	case typeMismatch[n]:

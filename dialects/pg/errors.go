@@ -17,8 +17,9 @@ import (
 // faces can pick a status by Kind and errors.As still finds the
 // *pgconn.PgError. closed tells whether the Source was closed, which makes
 // every failure Unavailable. Messages are caller-safe: server text is shown
-// only for the data and constraint classes (22, 23) but a duplicate key,
-// which is told in the same words on every dialect (dialects.DuplicateKey).
+// only for data exceptions (class 22); a duplicate key and the other
+// integrity violations (class 23) are told in the same words on every
+// dialect (dialects.DuplicateKey, dialects.Violated).
 func mapErr(ctx context.Context, err error, closed bool) error {
 	if err == nil {
 		return nil
@@ -89,9 +90,22 @@ func mapPgError(pe *pgconn.PgError, err error) error {
 		// and the key's value, which may be in columns the caller cannot
 		// see; it stays in the wrapped error, for the log.
 		return dialects.DuplicateKey(err)
-	case class == "23", class == "22":
-		// integrity (FK, NOT NULL, CHECK) and data exceptions (bad input
-		// syntax, out of range, division by zero …).
+	case code == "23502":
+		// not_null_violation: the message names the column and the table,
+		// which the caller's template may hide; column_name is structured.
+		return dialects.Violated(dialects.NotNullViolation, pe.ColumnName, err)
+	case code == "23503", code == "23001":
+		// foreign_key_violation, restrict_violation: the message and detail
+		// name the constraint and the other table.
+		return dialects.Violated(dialects.ForeignKeyViolation, "", err)
+	case code == "23514":
+		// check_violation: the message names the constraint.
+		return dialects.Violated(dialects.CheckViolation, "", err)
+	case class == "23":
+		return dialects.Violated(dialects.ConstraintViolation, "", err)
+	case class == "22":
+		// data exceptions (bad input syntax, out of range, division by
+		// zero …): the message names the type and the value sent.
 		return fault.Wrap(fault.Invalid, err, "%s", pe.Message)
 	case code == "428C9":
 		// generated_always: a value for a GENERATED ALWAYS column.

@@ -26,9 +26,9 @@ func TestMapErr(t *testing.T) {
 	}{
 		{"unique", pgErr("23505"), false, fault.Conflict, dialects.DuplicateKeyMessage},
 		{"exclusion", pgErr("23P01"), false, fault.Conflict, dialects.DuplicateKeyMessage},
-		{"foreign key", pgErr("23503"), false, fault.Invalid, "msg 23503"},
-		{"not null", pgErr("23502"), false, fault.Invalid, "msg 23502"},
-		{"check", pgErr("23514"), false, fault.Invalid, "msg 23514"},
+		{"foreign key", pgErr("23503"), false, fault.Invalid, "the change would break a reference between rows (a foreign key)"},
+		{"not null", pgErr("23502"), false, fault.Invalid, "a column that requires a value got none"},
+		{"check", pgErr("23514"), false, fault.Invalid, "a check constraint of the table refused the row"},
 		{"bad input", pgErr("22P02"), false, fault.Invalid, "msg 22P02"},
 		{"out of range", pgErr("22003"), false, fault.Invalid, "msg 22003"},
 		{"generated", pgErr("428C9"), false, fault.Invalid, ""},
