@@ -132,50 +132,18 @@ func (s *Server) listTables(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"data": out})
 }
 
-// columnEntry is a column in a table description.
-type columnEntry struct {
-	Name       string  `json:"name"`
-	Type       string  `json:"type"`
-	Kind       string  `json:"kind"`
-	Nullable   bool    `json:"nullable"`
-	PrimaryKey bool    `json:"primary_key"`
-	HasDefault bool    `json:"has_default"`
-	Default    *string `json:"default"`
-	// References is the column a single-column foreign key points at,
-	// when the dialect tells and the caller may see that column.
-	References *columnRef `json:"references"`
-	// Actions are those the caller may use the column in.
-	Actions []string `json:"actions"`
-}
-
-// columnRef names a column of the same database.
-type columnRef struct {
-	Table  string `json:"table"`
-	Column string `json:"column"`
-}
-
-// tableDescription is the answer of DescribeSegment.
-type tableDescription struct {
-	Type       string        `json:"type"`
-	Schema     string        `json:"schema"`
-	Table      string        `json:"table"`
-	Actions    []string      `json:"actions"`
-	RowScoped  []string      `json:"row_scoped"`
-	PrimaryKey []string      `json:"primary_key"`
-	Columns    []columnEntry `json:"columns"`
-}
-
-// describe answers a table's description: its columns the caller may use
-// (with type, nullability, key and default), and the caller's actions on
-// it. A hidden table answers the 404 of a missing one.
+// describe answers a table's description (engine.Describe, the same
+// document as the MCP tool meta_describe_table): its columns the caller
+// may use, with type, nullability, keys, foreign keys and default, and the
+// caller's actions on it. A hidden table, or one of an unregistered
+// database, answers the 404 of a missing one.
 func (s *Server) describe(w http.ResponseWriter, r *http.Request) {
 	p, err := tenant(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	typ, schema, name := pathParam(r, "type"), pathParam(r, "schema"), pathParam(r, "table")
-	ts, err := s.eng.Access(r.Context(), p, typ, schema)
+	d, err := s.eng.Describe(r.Context(), p, pathParam(r, "type"), pathParam(r, "schema"), pathParam(r, "table"))
 	if fault.KindOf(err) == fault.NotFound {
 		err = errNoTable
 	}
@@ -183,68 +151,12 @@ func (s *Server) describe(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	for _, t := range ts {
-		if t.Name == name {
-			writeJSON(w, http.StatusOK, describeTable(t, ts))
-			return
-		}
-	}
-	writeError(w, r, errNoTable)
+	writeJSON(w, http.StatusOK, d)
 }
 
 // errNoTable is the answer of the data routes for a missing or hidden
 // table.
 var errNoTable = fault.New(fault.NotFound, "table not found")
-
-// describeTable builds a description: every column some held action may
-// use, in table order. A foreign key is shown only when its target column
-// is one the caller sees in db, the database's visible tables.
-func describeTable(t engine.TableAccess, db []engine.TableAccess) tableDescription {
-	d := tableDescription{Type: t.Type, Schema: t.Schema, Table: t.Name, Actions: actionNames(t.Actions),
-		RowScoped: []string{}, PrimaryKey: []string{}, Columns: []columnEntry{}}
-	uses := map[string][]string{}
-	for _, g := range t.Actions {
-		if g.Scoped {
-			d.RowScoped = append(d.RowScoped, g.Action.String())
-		}
-		for _, c := range g.Columns {
-			uses[c.Name] = append(uses[c.Name], g.Action.String())
-		}
-	}
-	for _, c := range t.Columns {
-		e := columnEntry{Name: c.Name, Type: c.DBType, Kind: c.Kind.String(), Nullable: c.Nullable,
-			PrimaryKey: c.PrimaryKey, HasDefault: c.HasDefault, Actions: uses[c.Name]}
-		if e.Actions == nil {
-			e.Actions = []string{}
-		}
-		if c.Default != "" {
-			def := c.Default
-			e.Default = &def
-		}
-		if c.RefTable != "" && visibleColumn(db, c.RefTable, c.RefColumn) {
-			e.References = &columnRef{Table: c.RefTable, Column: c.RefColumn}
-		}
-		if c.PrimaryKey {
-			d.PrimaryKey = append(d.PrimaryKey, c.Name)
-		}
-		d.Columns = append(d.Columns, e)
-	}
-	return d
-}
-
-// visibleColumn reports whether the caller sees a column of a table of db.
-func visibleColumn(db []engine.TableAccess, table, column string) bool {
-	for _, t := range db {
-		if t.Name == table {
-			for _, c := range t.Columns {
-				if c.Name == column {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
 
 // grantOf is the grant of one action, nil when the caller does not hold it.
 func grantOf(t engine.TableAccess, a query.Action) *engine.ActionGrant {
@@ -285,11 +197,11 @@ func discoveryOps(d *document) {
 		"name": obj{"type": "string"}, "type": str("The database's type name."), "kind": str("Neutral kind: integer, float, decimal, boolean, string, uuid, date, time, timestamp, timestamptz, json, bytes, array, other."),
 		"nullable": obj{"type": "boolean"}, "primary_key": obj{"type": "boolean"}, "has_default": obj{"type": "boolean", "description": "The database can fill it (default, identity, generated)."},
 		"default": obj{"type": []string{"string", "null"}},
-		"references": obj{"type": []string{"object", "null"}, "description": "The column a single-column foreign key references (PostgreSQL), when you may see it.",
+		"references": obj{"type": []string{"object", "null"}, "description": "The column a single-column foreign key references (PostgreSQL, MariaDB/MySQL, SQL Server), when you may see that table and column; null otherwise.",
 			"properties": obj{"table": obj{"type": "string"}, "column": obj{"type": "string"}}},
 		"actions": obj{"type": "array", "items": obj{"type": "string"}, "description": "The actions you may use this column in."}}}
 	d.op("GET", base+"/{type}/{schema}/{table}/"+DescribeSegment, obj{"tags": []string{"auto"}, "operationId": "describeTable", "summary": "Describe a table",
-		"description": "The columns you may use (type, kind, nullability, primary key, default, and the actions each may be used in) and your actions on the table. A hidden table answers the same 404 as a missing one.",
+		"description": "The columns you may use (type, kind, nullability, primary key, foreign key, default, and the actions each may be used in) and your actions on the table; the same document as the MCP tool meta_describe_table. A hidden table answers the same 404 as a missing one.",
 		"security":    tokenSecurity,
 		"responses": withErrors(obj{"200": reply("The description.", obj{"type": "object", "properties": obj{
 			"type": obj{"type": "string"}, "schema": obj{"type": "string"}, "table": obj{"type": "string"}, "actions": actions,

@@ -55,7 +55,8 @@ type Column struct {
 	Default    string // default expression as the database reports it, if any
 	// RefTable and RefColumn name the column of the same schema that a
 	// single-column foreign key on this column references: "" when there
-	// is none or the dialect does not tell (PostgreSQL tells).
+	// is none or the dialect does not tell (PostgreSQL, MariaDB/MySQL and
+	// SQL Server tell).
 	RefTable, RefColumn string
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"sort"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -168,7 +167,7 @@ var catalog = []*tool{
 	{
 		name: "meta_describe_table", session: true, readOnly: true,
 		brief:   "A table's columns.",
-		desc:    "Describe a table: the columns you may see, each with its database type, kind, nullability, primary key and default.",
+		desc:    "Describe a table: your actions on it, and the columns you may use, each with its database type, kind, nullability, primary key, default, the column a foreign key references (when you may see it) and the actions you may use it in.",
 		output:  miniapp.ObjectSchema(`"columns":{"type":"array"}`, "columns"),
 		params:  []param{pType, pSchema, pTable},
 		example: `{"type": "mi", "schema": "app", "table": "notes"}`,
@@ -354,44 +353,15 @@ func (s *Server) listTables(ctx context.Context, c *call) (answer, error) {
 	return a, err
 }
 
-// columnView is a column as meta_describe_table shows it.
-type columnView struct {
-	Name       string  `json:"name"`
-	Type       string  `json:"type"`
-	Kind       string  `json:"kind"`
-	Nullable   bool    `json:"nullable"`
-	PrimaryKey bool    `json:"primary_key"`
-	HasDefault bool    `json:"has_default"`
-	Default    *string `json:"default"`
-}
-
+// describeTable answers engine.Describe's document, the same as the REST
+// description route answers for the same token.
 func (s *Server) describeTable(ctx context.Context, c *call) (answer, error) {
-	typ, schema, name := c.args.str("type"), c.args.str("schema"), c.args.str("table")
-	ts, err := s.eng.Tables(ctx, c.p, typ, schema)
+	d, err := s.eng.Describe(ctx, c.p, c.args.str("type"), c.args.str("schema"), c.args.str("table"))
 	if err != nil {
 		return answer{}, err
 	}
-	i := sort.Search(len(ts), func(i int) bool { return ts[i].Name >= name })
-	if i == len(ts) || ts[i].Name != name {
-		// The same answer as a data tool gives for a table that does not
-		// exist or that the caller may not see.
-		return answer{}, fault.New(fault.NotFound, "table not found")
-	}
-	cols := make([]columnView, len(ts[i].Columns))
-	for j, col := range ts[i].Columns {
-		v := columnView{Name: col.Name, Type: col.DBType, Kind: col.Kind.String(), Nullable: col.Nullable,
-			PrimaryKey: col.PrimaryKey, HasDefault: col.HasDefault}
-		if col.Default != "" {
-			d := col.Default
-			v.Default = &d
-		}
-		cols[j] = v
-	}
-	a, err := jsonAnswer(struct {
-		tableRef
-		Columns []columnView `json:"columns"`
-	}{tableRef{typ, schema, name}, cols}, "")
-	a.rows = int64(len(cols))
+	a, err := jsonAnswer(d, "")
+	a.rows = int64(len(d.Columns))
 	return a, err
 }
 
