@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/littlebitlabs/minimal/auth"
-	_ "github.com/littlebitlabs/minimal/dialects/ma"
 	"github.com/littlebitlabs/minimal/dialects/dialecttest"
+	_ "github.com/littlebitlabs/minimal/dialects/ma"
 	"github.com/littlebitlabs/minimal/store"
 )
 
@@ -40,7 +40,10 @@ func describeDB(t *testing.T, g *gateway, typ string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _, _ = c.Exec(context.Background(), "DROP SCHEMA "+name+" CASCADE"); c.Close(context.Background()) })
+		t.Cleanup(func() {
+			_, _ = c.Exec(context.Background(), "DROP SCHEMA "+name+" CASCADE")
+			c.Close(context.Background())
+		})
 		for _, q := range append([]string{"CREATE SCHEMA {db}"}, ddl...) {
 			if _, err := c.Exec(ctx, strings.ReplaceAll(q, "{db}", name)); err != nil {
 				t.Fatal(err)
@@ -123,9 +126,9 @@ func TestDescribeParity(t *testing.T) {
 			// What each token's employees description shows: columns,
 			// foreign keys, actions (table and per column).
 			want := map[string]string{
-				"agent": "actions=[read create update delete] scoped=[] pk=[id] id:[read create update delete] full_name:[read create update delete] salary:[read create update delete] department_id->departments.id:[read create update delete] dept_code->departments.code:[read create update delete]",
-				"cols":  "actions=[read create] scoped=[] pk=[id] id:[read] full_name:[read create] department_id:[read] dept_code->departments.code:[read create]",
-				"tables": "actions=[read update] scoped=[read update] pk=[id] id:[read update] full_name:[read update] salary:[read update] department_id:[read update] dept_code:[read update]",
+				"agent":         "actions=[read create update delete] scoped=[] pk=[id] id:[read create update delete] full_name:[read create update delete] salary:[read create update delete] department_id->departments.id:[read create update delete] dept_code->departments.code:[read create update delete]",
+				"cols":          "actions=[read create] scoped=[] pk=[id] id:[read] full_name:[read create] department_id:[read] dept_code->departments.code:[read create]",
+				"tables":        "actions=[read update] scoped=[read update] pk=[id] id:[read update] full_name:[read update] salary:[read update] department_id:[read update] dept_code:[read update]",
 				"all-read-only": "actions=[read] scoped=[] pk=[id] id:[read] full_name:[read] salary:[read] department_id->departments.id:[read] dept_code->departments.code:[read]",
 			}
 			for who, tok := range tokens {
