@@ -170,8 +170,11 @@ Only schema fields you may see are accepted.
 `,
 	"order-by": `# order_by
 
-[{"field":"f","direction":"asc"|"desc"}, …], applied left to right; direction
-defaults to asc. Fields must be schema fields (or id, created_at, updated_at).
+[{"field":"f","direction":"asc"|"desc"}, …], applied left to right, as
+json_extract(data, '$.f') (nulls first when ascending). Served by mini-app-mcp's
+drop-in (minimal mcp): both members are required and field may be any key of
+the stored rows. On the gateway: direction defaults to asc and fields must be
+schema fields you may see (or id, created_at, updated_at).
 Without order_by, list returns the newest rows first (created_at desc).
 `,
 }

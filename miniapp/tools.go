@@ -217,7 +217,7 @@ var toolSet = []*Tool{
 		Description: "Get one row by id (or unique id prefix). Optional fields projection.",
 		InputSchema: obj(idProp+","+tableProp+","+fieldsProp, "id"), run: (*Service).get},
 	{Name: "list", Action: query.Read, ReadOnly: true, Idempotent: true,
-		Description: "List rows, newest first unless order_by is given. limit (default 100, at most 1000), offset, filter (ListFilter: eq, in, like, array_contains, array_not_contains, and, or), fields, order_by [{field, direction asc|desc (default asc)}].",
+		Description: "List rows, newest first unless order_by is given. limit (default 100, at most 1000), offset, filter (ListFilter: eq, in, like, array_contains, array_not_contains, and, or), fields, order_by [{field, direction: asc|desc}].",
 		InputSchema: obj(`"limit":{"type":"integer","minimum":0},"offset":{"type":"integer","minimum":0},"filter":{"type":"object","description":"ListFilter, e.g. {\"type\":\"eq\",\"field\":\"status\",\"value\":\"open\"}."},"order_by":{"type":"array","items":{"type":"object"}},` + tableProp + "," + fieldsProp), run: (*Service).list},
 	{Name: "update", Action: query.Update, Idempotent: true,
 		Description: "Update a row. mode merge (default, RFC 7396 shallow: absent keys kept, null removes an optional key) or replace (store data as given). Returns the RowRecord.",
