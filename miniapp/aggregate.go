@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"path"
 	"regexp"
 	"sort"
 	"strconv"
@@ -53,11 +52,18 @@ type sourceSpec struct {
 }
 
 // parseSources reads a SourceSpec: the kind and its table names (single,
-// multi) or glob (pattern).
+// multi) or glob (pattern). As mini-app-mcp deserializes it, every kind
+// needs its value; a source that does not deserialize is -32602.
 func parseSources(raw json.RawMessage) (sourceSpec, []string, string, error) {
 	var sp sourceSpec
 	if err := json.Unmarshal(raw, &sp); err != nil {
 		return sp, nil, "", &ArgsError{Msg: "invalid params: sources: " + err.Error()}
+	}
+	switch sp.Kind {
+	case "single", "multi", "pattern":
+		if !present(sp.Value) {
+			return sp, nil, "", &ArgsError{Msg: "invalid params: " + fmt.Sprintf(argsMissing, "sources", "value")}
+		}
 	}
 	switch sp.Kind {
 	case "single":
@@ -68,10 +74,8 @@ func parseSources(raw json.RawMessage) (sourceSpec, []string, string, error) {
 		return sp, []string{v}, "", nil
 	case "multi":
 		var v []string
-		if len(sp.Value) > 0 && string(sp.Value) != "null" {
-			if err := json.Unmarshal(sp.Value, &v); err != nil {
-				return sp, nil, "", &ArgsError{Msg: "invalid params: sources.value must be an array of strings for kind multi"}
-			}
+		if err := json.Unmarshal(sp.Value, &v); err != nil {
+			return sp, nil, "", &ArgsError{Msg: "invalid params: sources.value must be an array of strings for kind multi"}
 		}
 		return sp, v, "", nil
 	case "pattern":
@@ -81,18 +85,21 @@ func parseSources(raw json.RawMessage) (sourceSpec, []string, string, error) {
 		}
 		return sp, nil, v, nil
 	}
-	return sp, nil, "", &ArgsError{Msg: fmt.Sprintf("invalid params: unknown sources kind `%s`, expected single, multi or pattern", sp.Kind)}
+	return sp, nil, "", &ArgsError{Msg: "invalid params: " + fmt.Sprintf(argsSourcesKind, sp.Kind)}
 }
 
-// aggregator is mini-app-mcp's Aggregator, tagged by kind.
+// aggregator is mini-app-mcp's Aggregator, tagged by kind. A member left
+// out is nil.
 type aggregator struct {
 	Kind    string          `json:"kind"`
-	Field   string          `json:"field,omitempty"`
-	ByField string          `json:"by_field,omitempty"`
+	Field   *string         `json:"field,omitempty"`
+	ByField *string         `json:"by_field,omitempty"`
 	Having  json.RawMessage `json:"having,omitempty"`
 	Inner   *aggregator     `json:"inner,omitempty"`
 }
 
+// parseAggregator reads an Aggregator; one that does not deserialize as
+// mini-app-mcp's (an unknown kind, a missing field or by_field) is -32602.
 func parseAggregator(raw json.RawMessage) (*aggregator, error) {
 	var a aggregator
 	d := json.NewDecoder(bytesReader(raw))
@@ -100,24 +107,99 @@ func parseAggregator(raw json.RawMessage) (*aggregator, error) {
 	if err := d.Decode(&a); err != nil {
 		return nil, &ArgsError{Msg: "invalid params: aggregator: " + err.Error()}
 	}
+	if err := a.shape(); err != nil {
+		return nil, err
+	}
 	return &a, nil
+}
+
+// shape checks the kinds and the members each needs.
+func (a *aggregator) shape() error {
+	switch a.Kind {
+	case "count":
+	case "sum", "avg", "min", "max":
+		if a.Field == nil {
+			return &ArgsError{Msg: "invalid params: " + fmt.Sprintf(argsMissing, "aggregator", "field")}
+		}
+	case "group_by":
+		if a.ByField == nil {
+			return &ArgsError{Msg: "invalid params: " + fmt.Sprintf(argsMissing, "aggregator", "by_field")}
+		}
+		if a.Inner != nil {
+			return a.Inner.shape()
+		}
+	default:
+		return &ArgsError{Msg: "invalid params: " + fmt.Sprintf(argsAggregatorKind, a.Kind)}
+	}
+	return nil
+}
+
+// field and byField are the members shape made sure of.
+func (a *aggregator) field() string   { return deref(a.Field) }
+func (a *aggregator) byField() string { return deref(a.ByField) }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// canonical is the aggregator as mini-app-mcp stores and lists it: kind
+// first, then the members of its kind in their order, group_by's having
+// and inner null when left out.
+func (a *aggregator) canonical() string {
+	var b strings.Builder
+	str := func(s string) string { j, _ := json.Marshal(s); return string(j) }
+	b.WriteString(`{"kind":` + str(a.Kind))
+	switch a.Kind {
+	case "sum", "avg", "min", "max":
+		b.WriteString(`,"field":` + str(a.field()))
+	case "group_by":
+		b.WriteString(`,"by_field":` + str(a.byField()) + `,"having":`)
+		if present(a.Having) {
+			b.WriteString(compactJSON(a.Having))
+		} else {
+			b.WriteString("null")
+		}
+		b.WriteString(`,"inner":`)
+		if a.Inner != nil {
+			b.WriteString(a.Inner.canonical())
+		} else {
+			b.WriteString("null")
+		}
+	}
+	b.WriteString("}")
+	return b.String()
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// check validates the aggregator against the first source's schema and
-// returns the fields it reads. inner is set for the inner aggregator of a
-// group_by.
+// checkIdent is mini-app-mcp's identifier rule ([A-Za-z_][A-Za-z0-9_]*)
+// for a name of the role label (source_table, aggregator_field,
+// group_by_field), a validation error on the field named by the label.
+func checkIdent(label, name string) error {
+	switch {
+	case name == "":
+		return validationErr(label, fmt.Sprintf(reasonIdentEmpty, label))
+	case !(name[0] == '_' || name[0] >= 'A' && name[0] <= 'Z' || name[0] >= 'a' && name[0] <= 'z'):
+		return validationErr(label, fmt.Sprintf(reasonIdentStart, label, name))
+	case !identRE.MatchString(name):
+		return validationErr(label, fmt.Sprintf(reasonIdentChars, label, name))
+	}
+	return nil
+}
+
+// check validates the aggregator against the first source's schema, in
+// mini-app-mcp's order, and returns the fields it reads. inner is set for
+// the inner aggregator of a group_by.
 func (a *aggregator) check(t *target, inner bool) ([]string, error) {
-	known := func(field, what string) error {
-		if field == "" {
-			return validationErr(what, "field is required for aggregator '"+a.Kind+"'")
-		}
-		if !identRE.MatchString(field) {
-			return validationErr(field, fmt.Sprintf("invalid identifier '%s'", field))
+	declared := func(label, role, field string) error {
+		if err := checkIdent(label, field); err != nil {
+			return err
 		}
 		if _, ok := t.field(field); !ok {
-			return validationErr(field, fmt.Sprintf("unknown field '%s' — only schema-registered fields are allowed in aggregator", field))
+			return validationErr(field, fmt.Sprintf(reasonNotDeclared, role, field))
 		}
 		return nil
 	}
@@ -125,18 +207,18 @@ func (a *aggregator) check(t *target, inner bool) ([]string, error) {
 	case "count":
 		return nil, nil
 	case "sum", "avg", "min", "max":
-		if err := known(a.Field, "field"); err != nil {
+		if err := declared("aggregator_field", "aggregator field", a.field()); err != nil {
 			return nil, err
 		}
-		return []string{a.Field}, nil
+		return []string{a.field()}, nil
 	case "group_by":
 		if inner {
-			return nil, aggregatorErr("nested group_by is not supported")
+			return nil, aggregatorErr(aggNestedGroupBy)
 		}
-		if err := known(a.ByField, "by_field"); err != nil {
+		if err := declared("group_by_field", "group_by field", a.byField()); err != nil {
 			return nil, err
 		}
-		fields := []string{a.ByField}
+		fields := []string{a.byField()}
 		if len(a.Having) > 0 && string(a.Having) != "null" {
 			if _, err := t.toExpr(a.Having); err != nil {
 				return nil, err
@@ -156,7 +238,7 @@ func (a *aggregator) check(t *target, inner bool) ([]string, error) {
 		}
 		return fields, nil
 	}
-	return nil, aggregatorErr(fmt.Sprintf("unknown aggregator kind '%s'", a.Kind))
+	return nil, a.shape()
 }
 
 // filterFields lists the fields a (validated) ListFilter reads.
@@ -188,17 +270,15 @@ func (s *Service) queryAggregate(ctx context.Context, p *auth.Principal, args js
 	if err := decode(args, &a, "sources", "aggregator"); err != nil {
 		return "", err
 	}
-	_, names, pattern, err := parseSources(a.Sources)
+	_, names, _, err := parseSources(a.Sources)
 	if err != nil {
 		return "", err
-	}
-	if pattern != "" || len(names) == 0 {
-		return "", aggregatorErr("sources must contain at least one table")
 	}
 	agg, err := parseAggregator(a.Aggregator)
 	if err != nil {
 		return "", err
 	}
+	// A pattern names no table here: it is resolved by alias_run only.
 	res, err := s.aggregate(ctx, p, names, a.Filter, agg)
 	if err != nil {
 		return "", err
@@ -207,22 +287,87 @@ func (s *Service) queryAggregate(ctx context.Context, p *auth.Principal, args js
 }
 
 // matchPattern resolves a pattern source against the tables the caller
-// may see, sorted.
+// may see, sorted, as mini-app-mcp resolves it against its mounted
+// tables.
 func (s *Service) matchPattern(ctx context.Context, p *auth.Principal, pattern string) ([]string, error) {
+	if err := globCheck(pattern); err != nil {
+		return nil, err
+	}
 	ts, err := s.tables(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, t := range ts {
-		if ok, _ := path.Match(pattern, t.table); ok {
+		if globMatch(pattern, t.table) {
 			out = append(out, t.table)
 		}
 	}
 	if len(out) == 0 {
-		return nil, aggregatorErr(fmt.Sprintf("pattern '%s' matched zero tables", pattern))
+		return nil, aggregatorErr(fmt.Sprintf(aggPatternZero, pattern))
 	}
+	sort.Strings(out)
 	return out, nil
+}
+
+// globCheck refuses the patterns mini-app-mcp refuses: an empty one, and
+// one using ?, [ or ] (only * is a wildcard).
+func globCheck(pattern string) error {
+	if pattern == "" {
+		return aggregatorErr(aggPatternEmpty)
+	}
+	for _, c := range pattern {
+		if c == '?' || c == '[' || c == ']' {
+			return aggregatorErr(fmt.Sprintf(aggPatternMeta, pattern, c))
+		}
+	}
+	return nil
+}
+
+// globMatch is mini-app-mcp's *-only glob: the pattern's literal pieces
+// between stars must appear in order, the first at the start unless the
+// pattern starts with *, the last at the end unless it ends with * (and a
+// pattern without a star matches the names it starts, as there). A
+// pattern globCheck refuses matches nothing.
+func globMatch(pattern, name string) bool {
+	if globCheck(pattern) != nil {
+		return false
+	}
+	segs := strings.Split(pattern, "*")
+	lead, trail := strings.HasPrefix(pattern, "*"), strings.HasSuffix(pattern, "*")
+	rest := name
+	last := len(segs) - 1
+	for i, seg := range segs {
+		switch {
+		case seg == "":
+		case i == 0 && !lead:
+			if !strings.HasPrefix(rest, seg) {
+				return false
+			}
+			rest = rest[len(seg):]
+		case i == last && !trail:
+			if !strings.HasSuffix(rest, seg) {
+				return false
+			}
+			rest = rest[:len(rest)-len(seg)]
+		default:
+			k := strings.Index(rest, seg)
+			if k < 0 {
+				return false
+			}
+			rest = rest[k+len(seg):]
+		}
+	}
+	return true
+}
+
+// resolveSource finds a source table by its name; "" names no table (it
+// is not the default table, as an omitted table argument would be).
+func (s *Service) resolveSource(ctx context.Context, p *auth.Principal, name, schema string) (*target, error) {
+	if name == "" {
+		return nil, tableNotFound(name)
+	}
+	return s.resolve(ctx, p, name, schema)
 }
 
 // aggregate runs the aggregator in the database: one aggregate read per
@@ -234,35 +379,41 @@ func (s *Service) matchPattern(ctx context.Context, p *auth.Principal, pattern s
 // SQLite combines them over their UNION ALL: counts and sums added (a sum
 // stays an integer until a real or an overflow), a mean from the sums and
 // the counts of values, least and greatest in SQLite's order (null,
-// numbers, text).
+// numbers, text). The checks come in mini-app-mcp's order: sources
+// present, the first source found, their number, their names, the
+// aggregator, the filter, then every source found.
 func (s *Service) aggregate(ctx context.Context, p *auth.Principal, names []string, filter json.RawMessage, agg *aggregator) (any, error) {
 	if len(names) == 0 {
-		return nil, aggregatorErr("sources must contain at least one table")
+		return nil, aggregatorErr(aggSourcesEmpty)
+	}
+	first, err := s.resolveSource(ctx, p, names[0], "")
+	if err != nil {
+		return nil, err
 	}
 	if len(names) > maxSources {
-		return nil, aggregatorErr(fmt.Sprintf("too many sources: %d (at most %d tables may be aggregated at once)", len(names), maxSources))
+		return nil, aggregatorErr(fmt.Sprintf(aggTooManySources, len(names), maxSources))
 	}
 	for _, n := range names {
-		if !identRE.MatchString(n) {
-			return nil, validationErr("sources", fmt.Sprintf("invalid table name '%s': must match [A-Za-z_][A-Za-z0-9_]*", n))
+		if err := checkIdent("source_table", n); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := agg.check(first, false); err != nil {
+		return nil, err
+	}
+	hasFilter := len(filter) > 0 && string(filter) != "null"
+	if hasFilter {
+		if _, err := first.toExpr(filter); err != nil {
+			return nil, err
 		}
 	}
 	targets := make([]*target, len(names))
 	for i, n := range names {
-		t, err := s.resolve(ctx, p, n, "")
+		t, err := s.resolveSource(ctx, p, n, "")
 		if err != nil {
 			return nil, err
 		}
 		targets[i] = t
-	}
-	hasFilter := len(filter) > 0 && string(filter) != "null"
-	if hasFilter {
-		if _, err := targets[0].toExpr(filter); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := agg.check(targets[0], false); err != nil {
-		return nil, err
 	}
 	scalarAgg := agg
 	if agg.Kind == "group_by" {
@@ -273,8 +424,8 @@ func (s *Service) aggregate(ctx context.Context, p *auth.Principal, names []stri
 				return nil, err
 			}
 			for _, f := range fields {
-				if f != agg.ByField {
-					return nil, aggregatorErr(fmt.Sprintf("having may test only the group key '%s', not '%s'", agg.ByField, f))
+				if f != agg.byField() {
+					return nil, aggregatorErr(fmt.Sprintf("having may test only the group key '%s', not '%s'", agg.byField(), f))
 				}
 			}
 		}
@@ -363,11 +514,11 @@ func aggregatePlan(p *auth.Principal, t *target, filter json.RawMessage, agg, sc
 	}
 	plan.Aggregates = []query.Aggregate{{Func: query.AggCount, Alias: aliasFor(t, aliasRows)}}
 	if agg.Kind == "group_by" {
-		_, has := t.field(agg.ByField)
+		_, has := t.field(agg.byField())
 		having := len(agg.Having) > 0 && string(agg.Having) != "null"
 		switch {
 		case has:
-			plan.GroupBy = []string{agg.ByField}
+			plan.GroupBy = []string{agg.byField()}
 			if having {
 				h, err := t.toExpr(agg.Having)
 				if err != nil {
@@ -382,16 +533,16 @@ func aggregatePlan(p *auth.Principal, t *target, filter json.RawMessage, agg, sc
 	if sc == nil || sc.Kind == "count" {
 		return plan, true, nil
 	}
-	if _, has := t.field(sc.Field); !has {
+	if _, has := t.field(sc.field()); !has {
 		return plan, true, nil
 	}
 	fn := query.AggFunc(sc.Kind)
 	if sc.Kind == "avg" {
 		fn = query.AggSum
 	}
-	plan.Aggregates = append(plan.Aggregates, query.Aggregate{Func: fn, Column: sc.Field, Alias: aliasFor(t, aliasValue)})
+	plan.Aggregates = append(plan.Aggregates, query.Aggregate{Func: fn, Column: sc.field(), Alias: aliasFor(t, aliasValue)})
 	if sc.Kind == "avg" {
-		plan.Aggregates = append(plan.Aggregates, query.Aggregate{Func: query.AggCount, Column: sc.Field, Alias: aliasFor(t, aliasValues)})
+		plan.Aggregates = append(plan.Aggregates, query.Aggregate{Func: query.AggCount, Column: sc.field(), Alias: aliasFor(t, aliasValues)})
 	}
 	return plan, true, nil
 }

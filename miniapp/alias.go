@@ -8,7 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
+	"sort"
 
 	"github.com/flosch/pongo2/v6"
 
@@ -42,19 +42,19 @@ func init() {
 }
 
 func aliasNotFound(name string) *Error {
-	return newErr(fault.NotFound, "ALIAS_NOT_FOUND", map[string]any{"name": name}, "alias not found: %s", name)
+	return newErr(fault.NotFound, "ALIAS_NOT_FOUND", map[string]any{"name": name}, textAliasNotFound, name)
 }
 
 func aliasExists(name string) *Error {
-	return newErr(fault.Conflict, "ALIAS_ALREADY_EXISTS", map[string]any{"name": name}, "alias already exists: %s", name)
+	return newErr(fault.Conflict, "ALIAS_ALREADY_EXISTS", map[string]any{"name": name}, textAliasExists, name)
 }
 
 func aliasParamsRequired(name string) *Error {
-	return newErr(fault.Invalid, "ALIAS_PARAMS_REQUIRED", map[string]any{"name": name}, "alias '%s' requires params but none were provided", name)
+	return newErr(fault.Invalid, "ALIAS_PARAMS_REQUIRED", map[string]any{"name": name}, textAliasParamsRequired, name)
 }
 
 func aliasTemplateErr(msg string) *Error {
-	return newErr(fault.Invalid, "ALIAS_TEMPLATE_ERROR", nil, "alias template render error: %s", msg)
+	return newErr(fault.Invalid, "ALIAS_TEMPLATE_ERROR", nil, textAliasTemplate, msg)
 }
 
 // plainErr is one of the handlers' ad-hoc messages.
@@ -97,20 +97,38 @@ func (s *Service) aliasCreate(ctx context.Context, p *auth.Principal, args json.
 	if err := decode(args, &a, "name"); err != nil {
 		return "", err
 	}
-	if a.Name == "" {
-		return "", validationErr("name", "alias name must not be empty")
+	// What does not deserialize is -32602 before anything else, as in
+	// mini-app-mcp.
+	if a.Scope != "" && a.Scope != "project" && a.Scope != "user" {
+		return "", &ArgsError{Msg: "invalid params: " + fmt.Sprintf(argsScope, a.Scope)}
+	}
+	var names []string
+	var err error
+	if present(a.Sources) {
+		if _, names, _, err = parseSources(a.Sources); err != nil {
+			return "", err
+		}
+	}
+	var agg *aggregator
+	if present(a.Aggregator) {
+		if agg, err = parseAggregator(a.Aggregator); err != nil {
+			return "", err
+		}
+	}
+	var terms []orderTerm
+	if present(a.OrderBy) {
+		if err := json.Unmarshal(a.OrderBy, &terms); err != nil {
+			return "", argsProblem("order_by", err)
+		}
+		if s.cfg.Mounted {
+			// Drop-in: each entry's shape only (no table involved).
+			if _, err := (&target{}).toOrder(terms, true); err != nil {
+				return "", err
+			}
+		}
 	}
 	if present(a.Sources) && a.Table != "" {
-		return "", plainErr("VALIDATION_ERROR", "`sources` and `table` are mutually exclusive (provide one only)")
-	}
-	switch {
-	case present(a.Filter) && a.FilterTemplate != nil:
-		return "", plainErr("VALIDATION_ERROR", "filter and filter_template are mutually exclusive")
-	case !present(a.Filter) && a.FilterTemplate == nil:
-		return "", plainErr("VALIDATION_ERROR", "either filter or filter_template is required")
-	}
-	if a.Scope != "" && a.Scope != "project" && a.Scope != "user" {
-		return "", validationErr("scope", fmt.Sprintf("unknown scope '%s', expected 'project' or 'user'", a.Scope))
+		return "", plainErr("VALIDATION_ERROR", textSourcesAndTable)
 	}
 	sources := a.Sources
 	if !present(sources) {
@@ -124,28 +142,21 @@ func (s *Service) aliasCreate(ctx context.Context, p *auth.Principal, args json.
 		if _, err := s.resolve(ctx, p, table, schema); err != nil {
 			return "", err
 		}
+		names = []string{table}
 		sources, _ = json.Marshal(map[string]any{"kind": "single", "value": table})
 	}
-	_, names, _, err := parseSources(sources)
-	if err != nil {
-		return "", err
-	}
-	var agg *aggregator
-	if present(a.Aggregator) {
-		if agg, err = parseAggregator(a.Aggregator); err != nil {
-			return "", err
-		}
-	}
-	if len(names) > maxSources {
-		return "", aggregatorErr(fmt.Sprintf("too many sources: %d (at most %d tables may be aggregated at once)", len(names), maxSources))
-	}
+	// mini-app-mcp resolves the first source only (its schema checks the
+	// filter); the others are found when the alias runs. The caller must
+	// be able to read what the alias will read.
 	var first *target
 	for i, n := range names {
-		t, err := s.resolve(ctx, p, n, a.Schema)
+		t, err := s.resolveSource(ctx, p, n, a.Schema)
 		if err != nil {
-			return "", err
+			if i == 0 {
+				return "", err
+			}
+			continue
 		}
-		// The caller must be able to read what the alias will read.
 		if err := s.allowed(ctx, p, t, query.Read); err != nil {
 			return "", err
 		}
@@ -153,40 +164,31 @@ func (s *Service) aliasCreate(ctx context.Context, p *auth.Principal, args json.
 			first = t
 		}
 	}
-	if first == nil {
-		var sp sourceSpec
-		_ = json.Unmarshal(sources, &sp)
-		if sp.Kind != "pattern" {
-			return "", aggregatorErr("sources must contain at least one table")
+	switch {
+	case present(a.Filter) && a.FilterTemplate != nil:
+		return "", plainErr("VALIDATION_ERROR", textFilterAndTemplate)
+	case !present(a.Filter) && a.FilterTemplate == nil:
+		return "", plainErr("VALIDATION_ERROR", textFilterOrTemplate)
+	}
+	if first != nil && present(a.Filter) {
+		if _, err := first.toExpr(a.Filter); err != nil {
+			return "", err
 		}
 	}
-	if first != nil {
-		if present(a.Filter) {
-			if _, err := first.toExpr(a.Filter); err != nil {
-				return "", err
-			}
+	// On the gateway order_by, the projection and the aggregator are
+	// checked against the first source now; mini-app-mcp checks them when
+	// the alias runs.
+	if first != nil && !s.cfg.Mounted {
+		if _, err := first.toOrder(terms, false); err != nil {
+			return "", err
 		}
 		if _, err := first.projection(a.Fields); err != nil {
 			return "", err
-		}
-		if present(a.OrderBy) {
-			var terms []orderTerm
-			if err := json.Unmarshal(a.OrderBy, &terms); err != nil {
-				return "", argsProblem("order_by", err)
-			}
-			if _, err := first.toOrder(terms, s.cfg.Mounted); err != nil {
-				return "", err
-			}
 		}
 		if agg != nil {
 			if _, err := agg.check(first, false); err != nil {
 				return "", err
 			}
-		}
-	}
-	if a.FilterTemplate != nil {
-		if _, err := tplSet.FromString(*a.FilterTemplate); err != nil {
-			return "", aliasTemplateErr(err.Error())
 		}
 	}
 	sc, err := s.createScope(ctx, p, a.Scope, first)
@@ -195,22 +197,19 @@ func (s *Service) aliasCreate(ctx context.Context, p *auth.Principal, args json.
 	}
 	row := aliasRow{Alias: dialects.Alias{Name: a.Name, Sources: compactJSON(sources)}}
 	if agg != nil {
-		row.Aggregator = sql.NullString{String: compactJSON(a.Aggregator), Valid: true}
+		row.Aggregator = sql.NullString{String: agg.canonical(), Valid: true}
 	}
 	if a.FilterTemplate != nil {
+		// A template is stored as given; params_schema only when given
+		// (without it the stored text is read as a plain filter).
 		row.Filter = *a.FilterTemplate
-		ps := []string{}
-		if a.ParamsSchema != nil && *a.ParamsSchema != nil {
-			ps = *a.ParamsSchema
-		}
-		b, _ := json.Marshal(ps)
-		row.ParamsSchema = sql.NullString{String: string(b), Valid: true}
-	} else {
-		row.Filter = compactJSON(a.Filter)
 		if a.ParamsSchema != nil && *a.ParamsSchema != nil {
 			b, _ := json.Marshal(*a.ParamsSchema)
 			row.ParamsSchema = sql.NullString{String: string(b), Valid: true}
 		}
+	} else {
+		// A plain filter takes no params: params_schema is not stored.
+		row.Filter = compactJSON(a.Filter)
 	}
 	if a.Limit != nil {
 		row.DefaultLimit = sql.NullInt64{Int64: int64(*a.Limit), Valid: true}
@@ -258,12 +257,12 @@ func (s *Service) createScope(ctx context.Context, p *auth.Principal, want strin
 			projects = append(projects, scopes[i])
 		}
 	}
-	notMounted := func(label, env string) error {
-		return plainErr("CONFIG_ERROR", "alias_create: requested scope %s is not mounted on this server. Set %s to a directory, or omit scope.", label, env)
+	notMounted := func(label string) error {
+		return plainErr("CONFIG_ERROR", textScopeNotMounted, label)
 	}
 	if want == "user" {
 		if user == nil {
-			return scope{}, notMounted("User", "MINI_APP_USER_DIR")
+			return scope{}, notMounted("User")
 		}
 		return *user, nil
 	}
@@ -278,7 +277,7 @@ func (s *Service) createScope(ctx context.Context, p *auth.Principal, want strin
 		return projects[0], nil
 	}
 	if want == "project" {
-		return scope{}, notMounted("Project", "MINI_APP_PROJECT_DIR")
+		return scope{}, notMounted("Project")
 	}
 	if user != nil {
 		return *user, nil
@@ -320,7 +319,9 @@ func (s *Service) aliasList(ctx context.Context, p *auth.Principal, args json.Ra
 	if err != nil {
 		return "", err
 	}
-	// An alias naming a table the caller may not see is not shown.
+	// On the gateway an alias naming a table the caller may not see is
+	// not shown; drop-in lists every alias, as mini-app-mcp does (its
+	// sources may name tables not mounted).
 	ts, err := s.tables(ctx, p)
 	if err != nil {
 		return "", err
@@ -329,7 +330,8 @@ func (s *Service) aliasList(ctx context.Context, p *auth.Principal, args json.Ra
 	for _, t := range ts {
 		visible[t.table] = true
 	}
-	sees := func(n string) bool { return visible[n] }
+	sees := func(n string) bool { return s.cfg.Mounted || visible[n] }
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
 	out := []aliasDoc{}
 	for _, r := range rows {
 		_, names, pattern, err := parseSources(json.RawMessage(r.Sources))
@@ -349,7 +351,7 @@ func (s *Service) aliasList(ctx context.Context, p *auth.Principal, args json.Ra
 		if a.Table != "" {
 			hit := false
 			if pattern != "" {
-				hit, _ = path.Match(pattern, a.Table)
+				hit = globMatch(pattern, a.Table)
 			}
 			for _, n := range names {
 				hit = hit || n == a.Table
@@ -395,14 +397,15 @@ func (s *Service) aliasRun(ctx context.Context, p *auth.Principal, args json.Raw
 	}
 	filter := json.RawMessage(r.Filter)
 	if r.ParamsSchema.Valid {
-		var ps []string
-		_ = json.Unmarshal([]byte(r.ParamsSchema.String), &ps)
+		// A templated alias (params_schema stored, even empty) needs
+		// params; they render the template, whose text must then be a
+		// ListFilter.
+		if !present(a.Params) {
+			return "", aliasParamsRequired(a.Name)
+		}
 		params, err := paramsObject(a.Params)
 		if err != nil {
 			return "", err
-		}
-		if params == nil && len(ps) > 0 {
-			return "", aliasParamsRequired(a.Name)
 		}
 		text, err := renderTemplate(r.Filter, params)
 		if err != nil {
@@ -410,9 +413,14 @@ func (s *Service) aliasRun(ctx context.Context, p *auth.Principal, args json.Raw
 		}
 		var f listFilter
 		if err := json.Unmarshal([]byte(text), &f); err != nil {
-			return "", schemaErr("rendered filter parse error: " + err.Error())
+			return "", schemaErr(fmt.Sprintf(reasonRenderedFilter, jsonProblem("", err)))
 		}
 		filter = json.RawMessage(text)
+	} else {
+		var f listFilter
+		if err := json.Unmarshal(filter, &f); err != nil {
+			return "", schemaErr(fmt.Sprintf(reasonFilterParse, jsonProblem("", err)))
+		}
 	}
 	sp, names, pattern, err := parseSources(json.RawMessage(r.Sources))
 	if err != nil {
@@ -428,6 +436,20 @@ func (s *Service) aliasRun(ctx context.Context, p *auth.Principal, args json.Raw
 				return "", err
 			}
 		}
+		// As mini-app-mcp: the first source is found and checks the
+		// filter before the aggregate runs (and checks the rest).
+		if len(names) == 0 {
+			return "", aggregatorErr(aggResolvedZero)
+		}
+		first, err := s.resolveSource(ctx, p, names[0], "")
+		if err != nil {
+			return "", err
+		}
+		if present(filter) {
+			if _, err := first.toExpr(filter); err != nil {
+				return "", err
+			}
+		}
 		res, err := s.aggregate(ctx, p, names, filter, agg)
 		if err != nil {
 			return "", err
@@ -435,7 +457,7 @@ func (s *Service) aliasRun(ctx context.Context, p *auth.Principal, args json.Raw
 		return compact(res)
 	}
 	if sp.Kind != "single" {
-		return "", aggregatorErr("Multi/Pattern source aliases require an aggregator (Phase 2 limitation)")
+		return "", aggregatorErr(aggRowsNeedAggregator)
 	}
 	t, err := s.resolve(ctx, p, names[0], "")
 	if err != nil {
@@ -490,7 +512,7 @@ func (s *Service) listRows(ctx context.Context, p *auth.Principal, t *target, fi
 	if plan.Order, err = t.toOrder(terms, s.cfg.Mounted); err != nil {
 		return nil, err
 	}
-	plan.Doc = true
+	t.docRead(plan)
 	if len(plan.Order) == 0 {
 		plan.Order = []query.Order{{Column: "created_at", Desc: true}}
 	}
@@ -512,8 +534,10 @@ func (s *Service) listRows(ctx context.Context, p *auth.Principal, t *target, fi
 	return rows, nil
 }
 
-// paramsObject reads alias_run's params: an object, or a JSON-encoded
-// string holding one; nil when absent.
+// paramsObject reads alias_run's params as the template's values: an
+// object, or a string holding the JSON of one (a string that is not JSON
+// is ALIAS_TEMPLATE_ERROR); any other JSON value gives the template no
+// values, as a MiniJinja context that is not a map has none.
 func paramsObject(raw json.RawMessage) (map[string]any, error) {
 	if !present(raw) {
 		return nil, nil
@@ -528,13 +552,10 @@ func paramsObject(raw json.RawMessage) (map[string]any, error) {
 		d := json.NewDecoder(bytes.NewReader([]byte(s)))
 		d.UseNumber()
 		if err := d.Decode(&v); err != nil {
-			return nil, validationErr("params", "params string is not JSON: "+err.Error())
+			return nil, aliasTemplateErr(fmt.Sprintf(reasonParamsString, jsonProblem("", err)))
 		}
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, validationErr("params", "params must be a JSON object")
-	}
+	m, _ := v.(map[string]any)
 	return m, nil
 }
 

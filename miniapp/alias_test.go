@@ -142,9 +142,9 @@ func TestAliasDropInUserOnly(t *testing.T) {
 		t.Fatalf("alias_list scopes %v", s)
 	}
 	d.fails("alias_create", map[string]any{"name": "p1", "table": "emo", "filter": likeAll, "scope": "project"},
-		"alias_create: requested scope Project is not mounted on this server. Set MINI_APP_PROJECT_DIR to a directory, or omit scope.")
-	d.fails("alias_create", map[string]any{"name": "p1", "table": "emo", "filter": likeAll, "scope": "global"},
-		"validation error on field 'scope': unknown scope 'global', expected 'project' or 'user'")
+		"alias_create: requested scope Project is not mounted on this server. Either omit the `scope` argument (the server will auto-select a mounted scope) or configure the corresponding directory (MINI_APP_PROJECT_DIR / MINI_APP_USER_DIR).")
+	d.argsErr("alias_create", map[string]any{"name": "p1", "table": "emo", "filter": likeAll, "scope": "global"},
+		"invalid params: scope: unknown variant `global`, expected `project` or `user`")
 	var rows []map[string]any
 	if err := json.Unmarshal([]byte(d.ok("alias_run", map[string]any{"name": "u1"})), &rows); err != nil || len(rows) != 2 {
 		t.Fatalf("alias_run: %v", rows)
@@ -191,8 +191,9 @@ func TestAliasDropInScopes(t *testing.T) {
 	}
 	d.ok("alias_delete", map[string]any{"name": "dup"})
 	d.fails("alias_run", map[string]any{"name": "dup"}, "alias not found: dup")
-	// A template that does not parse is refused when stored.
-	o := d.call("alias_create", map[string]any{"name": "bad", "table": "emo", "filter_template": "{{ x ", "params_schema": []any{"x"}})
+	// A template that does not parse is stored, and refused when run.
+	d.ok("alias_create", map[string]any{"name": "bad", "table": "emo", "filter_template": "{{ x ", "params_schema": []any{"x"}})
+	o := d.call("alias_run", map[string]any{"name": "bad", "params": map[string]any{"x": "nope"}})
 	if !o.IsError || !strings.HasPrefix(o.Text, "alias template render error: ") {
 		t.Fatalf("bad template: %v %q", o.IsError, o.Text)
 	}
