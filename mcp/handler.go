@@ -26,8 +26,8 @@ func (s *Server) handler(t *tool, tools []*tool) mcpserver.ToolHandlerFunc {
 }
 
 // invoke runs one tool call: the session check and the journal entry come
-// first (the arguments are recorded, and committed, before anything else
-// happens), then the strict decoding of the arguments and the tool, then
+// first (the arguments are recorded before anything else happens:
+// committed for a tool that writes, queued for a read-only one), then the strict decoding of the arguments and the tool, then
 // the outcome, queued for the journal writer without waiting. An error is
 // the one the call is answered with as a JSON-RPC error (see refusal).
 func (s *Server) invoke(ctx context.Context, t *tool, tools []*tool, req mcpgo.CallToolRequest) (reply, error) {
@@ -41,7 +41,12 @@ func (s *Server) invoke(ctx context.Context, t *tool, tools []*tool, req mcpgo.C
 	var journaled *sessions.Call
 	if t.session {
 		id, err := s.sessionOf(ctx, p, t.sessionArg, raw)
-		if err == nil {
+		switch {
+		case err == nil && t.readOnly:
+			// A read's entry may be written just after it runs
+			// (sessions.Manager.BeginRead).
+			journaled, c.session, err = s.sess.BeginRead(ctx, owner(p), id, t.name, string(raw))
+		case err == nil:
 			journaled, c.session, err = s.sess.Begin(ctx, owner(p), id, t.name, string(raw))
 		}
 		if err != nil {

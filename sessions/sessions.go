@@ -92,7 +92,9 @@ type Call struct {
 	m         *Manager
 	sessionID string
 	seq       int64
-	start     time.Time
+	// read is the entry of a call begun by BeginRead.
+	read  *store.ReadCall
+	start time.Time
 }
 
 // Begin checks that id names a live session of o and journals the call of
@@ -101,6 +103,18 @@ type Call struct {
 // an unknown one or one of another identity, an ended and an expired
 // session are refused with the Code* errors.
 func (m *Manager) Begin(ctx context.Context, o Owner, id, tool, arguments string) (*Call, store.Session, error) {
+	return m.begin(ctx, o, id, tool, arguments, false)
+}
+
+// BeginRead is Begin for a tool that only reads: the session is checked
+// the same way, but the call's entry may be written after the tool ran,
+// within milliseconds and before any read of the journal
+// (store.BeginReadCall); a crash can lose it.
+func (m *Manager) BeginRead(ctx context.Context, o Owner, id, tool, arguments string) (*Call, store.Session, error) {
+	return m.begin(ctx, o, id, tool, arguments, true)
+}
+
+func (m *Manager) begin(ctx context.Context, o Owner, id, tool, arguments string, read bool) (*Call, store.Session, error) {
 	if id == "" {
 		return nil, store.Session{}, &fault.Error{Kind: fault.Invalid, Code: CodeRequired,
 			Message: "this tool needs an AI session: call start_ai_session, then send its session_id as the session_id argument or the X-Session-Id header (a client that keeps its MCP session, Mcp-Session-Id, needs neither)"}
@@ -109,8 +123,19 @@ func (m *Manager) Begin(ctx context.Context, o Owner, id, tool, arguments string
 		return nil, store.Session{}, notFound(id[:maxIDBytes] + "…")
 	}
 	now := m.now()
-	s, e, err := m.st.BeginCall(ctx, store.CallStart{SessionID: id, ProjectID: o.ProjectID, IdentityID: o.IdentityID,
-		At: now, Tool: tool, Arguments: arguments})
+	start := store.CallStart{SessionID: id, ProjectID: o.ProjectID, IdentityID: o.IdentityID, At: now, Tool: tool, Arguments: arguments}
+	var (
+		s   store.Session
+		c   = &Call{m: m, sessionID: id, start: now}
+		err error
+	)
+	if read {
+		s, c.read, err = m.st.BeginReadCall(ctx, start)
+	} else {
+		var e store.JournalEntry
+		s, e, err = m.st.BeginCall(ctx, start)
+		c.seq = e.Seq
+	}
 	if err != nil {
 		var refused *store.SessionRefused
 		if errors.As(err, &refused) {
@@ -118,7 +143,7 @@ func (m *Manager) Begin(ctx context.Context, o Owner, id, tool, arguments string
 		}
 		return nil, store.Session{}, err
 	}
-	return &Call{m: m, sessionID: id, seq: e.Seq, start: now}, s, nil
+	return c, s, nil
 }
 
 // live refuses a session that o does not own, that has ended or that has
@@ -161,6 +186,14 @@ func (c *Call) Finish(ctx context.Context, err error, rows int64) error {
 		fe := fault.As(err)
 		outcome, msg = fe.WireCode(), fe.Message
 	}
+	if c.read != nil {
+		var werr error
+		c.m.st.FinishReadCall(c.read, outcome, msg, rows, c.m.now().Sub(c.start), func(err error) { werr = err })
+		if err := c.m.st.FlushJournal(context.WithoutCancel(ctx)); err != nil {
+			return err
+		}
+		return werr
+	}
 	return c.m.st.FinishCall(context.WithoutCancel(ctx), c.sessionID, c.seq, outcome, msg, rows, c.m.now().Sub(c.start))
 }
 
@@ -173,6 +206,10 @@ func (c *Call) FinishLater(err error, rows int64, report func(error)) {
 	if err != nil {
 		fe := fault.As(err)
 		outcome, msg = fe.WireCode(), fe.Message
+	}
+	if c.read != nil {
+		c.m.st.FinishReadCall(c.read, outcome, msg, rows, c.m.now().Sub(c.start), report)
+		return
 	}
 	c.m.st.FinishCallLater(c.sessionID, c.seq, outcome, msg, rows, c.m.now().Sub(c.start), report)
 }

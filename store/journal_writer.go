@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -16,6 +17,16 @@ import (
 // once its entry is committed — the journal holds a call before the tool
 // runs — but sixteen concurrent calls cost one commit instead of sixteen,
 // and they no longer queue on the database's write lock one by one.
+//
+// A read-only call (BeginReadCall) in a session the writer has journaled
+// before is answered from the writer's memory of the session — the same
+// rule, Session.Refuses — as soon as the writer takes it: its entry waits
+// in memory (pending) up to readLinger, its outcome joins it when the call
+// finishes first, and the whole batch is then written in one transaction,
+// one INSERT per call. A journal read (Journal, FlushJournal), a call
+// somebody waits for and Close write what is pending first, so a reader
+// never misses a call; a crash loses the read-only calls of the last
+// readLinger.
 
 // touchStep is the granularity of a session's LastSeenAt.
 const touchStep = time.Second
@@ -33,6 +44,24 @@ type journalOp struct {
 	// report, when set, is an operation nobody waits for
 	// (FinishCallLater): the writer hands it the operation's error.
 	report func(error)
+	// lazy marks a begin of a read-only call (BeginReadCall): the writer
+	// may accept it from its memory of the session and answer before the
+	// entry is written; accepted says it did (done is then closed and the
+	// entry is pending), written that the entry is committed.
+	lazy, accepted, written bool
+	// touch: an accepted begin moves the session's last_seen_at.
+	touch bool
+	// writeErr is why an accepted begin's entry could not be written (its
+	// caller, answered already, reads err).
+	writeErr error
+	// finishOf is the read-only call a FinishReadCall completes; an
+	// outcome that arrives while that entry is pending is merged into it,
+	// with its report in finishReport.
+	finishOf     *journalOp
+	finishReport func(error)
+	// forget drops the writer's memory of session entry.SessionID (the
+	// session was ended) and writes nothing.
+	forget bool
 	// projectID and identityID name the caller of a begin.
 	projectID, identityID string
 	at                    time.Time
@@ -84,72 +113,165 @@ func (s *Store) closeJournal() {
 }
 
 // runJournal is the writer goroutine; it ends when closeJournal has closed
-// the queue and the queue is drained.
+// the queue and the queue is drained (what is pending written too).
 //
-// A batch that nobody waits for — outcomes queued by FinishCallLater only —
-// lingers up to outcomeLinger for an operation somebody waits for, and
-// rides in its transaction: under load every outcome shares the commit of a
-// later call's entry instead of costing one of its own.
+// What nobody waits for — outcomes queued by FinishCallLater and
+// FinishReadCall, and the entries of the read-only calls the writer
+// accepted — is pending: it waits up to readLinger, then rides in one
+// transaction, unless an operation somebody waits for comes first and
+// takes it along. Under load a commit carries the entries and outcomes of
+// many calls, and an outcome that comes while its entry is pending is
+// written with it, in the same INSERT.
 func (s *Store) runJournal() {
 	defer close(s.journalDone)
 	batch := make([]*journalOp, 0, maxJournalBatch)
-	linger := time.NewTimer(outcomeLinger)
-	linger.Stop()
-	for op := range s.journalQ {
-		batch = s.collect(append(batch[:0], op), nil)
-		if !awaited(batch) && len(batch) < maxJournalBatch {
-			linger.Reset(outcomeLinger)
-			batch = s.collect(batch, linger.C)
-			linger.Stop()
-			batch = s.collect(batch, nil)
-		}
-		s.writeJournal(batch)
-		for _, op := range batch {
-			if op.report != nil && op.err != nil {
-				op.report(op.err)
+	var pending []*journalOp
+	due := time.NewTimer(readLinger)
+	due.Stop()
+	for {
+		var op *journalOp
+		ok := true
+		if len(pending) > 0 {
+			select {
+			case op, ok = <-s.journalQ:
+			case <-due.C:
+				pending = s.flush(pending, nil)
+				continue
 			}
-			close(op.done)
+		} else {
+			op, ok = <-s.journalQ
 		}
+		if !ok {
+			s.flush(pending, nil)
+			return
+		}
+		hadPending := len(pending) > 0
+		batch, pending = s.admit(s.collect(append(batch[:0], op)), pending)
+		if len(batch) == 0 && len(pending) < maxJournalBatch {
+			if len(pending) > 0 && !hadPending {
+				due.Reset(readLinger)
+			}
+			continue
+		}
+		due.Stop()
+		pending = s.flush(pending, batch)
 	}
 }
 
-// outcomeLinger is how long outcomes nobody waits for may wait for company.
-const outcomeLinger = 2 * time.Millisecond
+// readLinger is how long what nobody waits for may wait in memory for
+// company: what a crash can lose of the journal.
+const readLinger = 20 * time.Millisecond
 
-// collect appends queued operations to batch, up to maxJournalBatch: with
-// until nil, those queued already; else it waits for more until until fires
-// or an operation somebody waits for has come.
-func (s *Store) collect(batch []*journalOp, until <-chan time.Time) []*journalOp {
-	for len(batch) < maxJournalBatch {
-		var op *journalOp
-		ok := true
-		if until == nil {
-			select {
-			case op, ok = <-s.journalQ:
+// admit sorts batch: read-only begins the writer accepts from its memory of
+// the session join pending (and their callers are answered), outcomes of
+// pending entries are merged into them, other operations nobody waits for
+// join pending, forget drops a session from the writer's memory. It
+// returns the operations somebody waits for, to write now, in batch's
+// backing array, and pending.
+func (s *Store) admit(batch, pending []*journalOp) ([]*journalOp, []*journalOp) {
+	out := batch[:0]
+	for _, op := range batch {
+		switch {
+		case op.forget:
+			delete(s.seen, op.entry.SessionID)
+			close(op.done)
+		case op.finishOf != nil && !op.finishOf.written:
+			b := op.finishOf
+			switch {
+			case b.writeErr != nil || b.err != nil:
+				// The entry could not be written: its outcome cannot be
+				// either.
+				op.err = cmp.Or(b.writeErr, b.err)
+				if op.report != nil {
+					op.report(op.err)
+				}
 			default:
+				b.entry.Done, b.entry.Outcome, b.entry.Message = true, op.entry.Outcome, op.entry.Message
+				b.entry.Rows, b.entry.Duration = op.entry.Rows, op.entry.Duration
+				b.finishReport = op.report
+			}
+			close(op.done)
+		case op.finishOf != nil:
+			// Written already: an outcome like FinishCallLater's.
+			op.entry.SessionID, op.entry.Seq = op.finishOf.entry.SessionID, op.finishOf.entry.Seq
+			pending = append(pending, op)
+		case op.lazy && s.accept(op):
+			pending = append(pending, op)
+			close(op.done)
+		case op.report != nil:
+			// Nobody waits for it.
+			pending = append(pending, op)
+		default:
+			out = append(out, op)
+		}
+	}
+	return out, pending
+}
+
+// accept takes a read-only begin from the writer's memory of its session
+// when that session takes the call (Session.Refuses): it sets what the
+// caller gets and what the write will need. A session the writer has not
+// seen, or which refuses the call, is left to the write (which reads it
+// and says why).
+func (s *Store) accept(op *journalOp) bool {
+	ss, ok := s.seen[op.entry.SessionID]
+	if !ok || ss.Refuses(op.projectID, op.identityID, op.at) != 0 {
+		return false
+	}
+	if op.at.Sub(ss.LastSeenAt) >= touchStep || op.at.Before(ss.LastSeenAt) {
+		op.touch = true
+		ss.LastSeenAt = op.entry.StartedAt
+		s.seen[op.entry.SessionID] = ss
+	}
+	op.session, op.accepted = ss, true
+	return true
+}
+
+// flush writes pending, then batch, in one transaction (writeJournal), and
+// answers: the callers of batch, and the reports of the outcomes merged
+// into pending entries when the write failed. It returns pending emptied.
+func (s *Store) flush(pending, batch []*journalOp) []*journalOp {
+	if len(pending)+len(batch) == 0 {
+		return pending
+	}
+	all := make([]*journalOp, 0, len(pending)+len(batch))
+	all = append(append(all, pending...), batch...)
+	s.writeJournal(all)
+	for _, op := range all {
+		if op.accepted {
+			op.written = op.writeErr == nil
+			if op.writeErr != nil && op.finishReport != nil {
+				op.finishReport(op.writeErr)
+			}
+			continue
+		}
+		if op.begin && op.err == nil {
+			op.written = true
+		}
+		if op.report != nil && op.err != nil {
+			op.report(op.err)
+		}
+		close(op.done)
+	}
+	clear(pending)
+	return pending[:0]
+}
+
+// collect appends the operations queued already to batch, up to
+// maxJournalBatch.
+func (s *Store) collect(batch []*journalOp) []*journalOp {
+	for len(batch) < maxJournalBatch {
+		select {
+		case op, ok := <-s.journalQ:
+			if !ok {
 				return batch
 			}
-		} else {
-			select {
-			case op, ok = <-s.journalQ:
-			case <-until:
-				return batch
-			}
-		}
-		if !ok {
-			return batch
-		}
-		batch = append(batch, op)
-		if until != nil && op.report == nil {
+			batch = append(batch, op)
+		default:
 			return batch
 		}
 	}
 	return batch
-}
-
-// awaited reports whether somebody waits for an operation of batch.
-func awaited(batch []*journalOp) bool {
-	return slices.ContainsFunc(batch, func(op *journalOp) bool { return op.report == nil })
 }
 
 // writeJournal writes a batch in one transaction. When the transaction
@@ -182,6 +304,20 @@ func (s *Store) writeJournal(batch []*journalOp) {
 		clear(s.seen)
 	}
 	for _, op := range batch {
+		if op.accepted {
+			// Its caller has its answer (op.err is the caller's): the
+			// outcome of the write is writeErr.
+			op.writeErr = s.record(ctx, "store: journal call", func(tx *sql.Tx) error {
+				if err := s.lockSessions(ctx, tx, []*journalOp{op}); err != nil {
+					return err
+				}
+				return s.applyJournal(ctx, prepared{s, tx}, op)
+			})
+			if op.writeErr != nil {
+				clear(s.seen)
+			}
+			continue
+		}
 		op.err = nil
 		err := s.record(ctx, "store: journal call", func(tx *sql.Tx) error {
 			if err := s.lockSessions(ctx, tx, []*journalOp{op}); err != nil {
@@ -245,6 +381,9 @@ func (s *Store) applyJournal(ctx context.Context, tx prepared, op *journalOp) er
 		return nil
 	}
 	stamp := op.at.UnixNano()
+	if op.accepted {
+		return s.applyAccepted(ctx, tx, op)
+	}
 	ss, seen := s.seen[e.SessionID]
 	if seen {
 		err := tx.QueryRowContext(ctx, insertLiveCall, e.SessionID, e.Tool, e.Arguments, stamp,
@@ -276,6 +415,34 @@ func (s *Store) applyJournal(ctx context.Context, tx prepared, op *journalOp) er
 		clear(s.seen)
 	}
 	return s.touched(ctx, tx, op, ss)
+}
+
+// applyAccepted writes the entry of a read-only call the writer accepted
+// (accept), with its outcome when it has one. The call has run: when the
+// session refuses it by now (ended through another Store, in the moment
+// since the writer last read it), the entry is written all the same and
+// the writer forgets the session, so that its next call reads it.
+func (s *Store) applyAccepted(ctx context.Context, tx prepared, op *journalOp) error {
+	e := &op.entry
+	stamp := op.at.UnixNano()
+	var outcome sql.NullString
+	if e.Done {
+		outcome = sql.NullString{String: e.Outcome, Valid: true}
+	}
+	err := tx.QueryRowContext(ctx, insertLiveDone, e.SessionID, e.Tool, e.Arguments, stamp, outcome, e.Message, e.Rows, int64(e.Duration),
+		e.SessionID, op.identityID, op.projectID, stamp).Scan(&e.Seq)
+	if err == nil {
+		if op.touch {
+			_, err = tx.ExecContext(ctx, touchSession, stamp, e.SessionID)
+		}
+		return err
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	delete(s.seen, e.SessionID)
+	return tx.QueryRowContext(ctx, insertCallDone, e.SessionID, e.Tool, e.Arguments, stamp, outcome, e.Message, e.Rows, int64(e.Duration),
+		e.SessionID).Scan(&e.Seq)
 }
 
 // maxSeenSessions bounds the writer's memory of sessions.

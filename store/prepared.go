@@ -16,7 +16,7 @@ import (
 // statements prepared before it began (preparing one needs a connection
 // of the pool, and a transaction waiting for one while holding the write
 // lock would stall every other writer).
-var hotQueries = []string{selectSession, touchSession, insertCall, insertLiveCall, finishCall}
+var hotQueries = []string{selectSession, touchSession, insertCall, insertLiveCall, finishCall, insertLiveDone, insertCallDone}
 
 const (
 	selectSession = `SELECT ` + sessionCols + sessionFrom + ` WHERE s.id = ?`
@@ -34,6 +34,18 @@ SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ? FROM session_calls WHERE session_id
 SELECT s.id, COALESCE((SELECT MAX(c.seq) FROM session_calls c WHERE c.session_id = ?), 0) + 1, ?, ?, ?
 FROM sessions s WHERE s.id = ? AND s.identity_id = ? AND s.project_id = ? AND s.ended_at IS NULL
 AND (s.idle_ns = 0 OR s.last_seen_at + s.idle_ns > ?) RETURNING seq`
+	// insertLiveDone and insertCallDone are insertLiveCall and insertCall
+	// with the outcome's columns (outcome NULL while the call runs), for
+	// the entries of read-only calls written after the call was answered
+	// (journal_writer.go). insertLiveDone's arguments: session, tool,
+	// arguments, started_at, outcome, message, rows_count, duration_ns,
+	// session, identity, project, started_at.
+	insertLiveDone = `INSERT INTO session_calls (session_id, seq, tool, arguments, started_at, outcome, message, rows_count, duration_ns)
+SELECT s.id, COALESCE((SELECT MAX(c.seq) FROM session_calls c WHERE c.session_id = ?), 0) + 1, ?, ?, ?, ?, ?, ?, ?
+FROM sessions s WHERE s.id = ? AND s.identity_id = ? AND s.project_id = ? AND s.ended_at IS NULL
+AND (s.idle_ns = 0 OR s.last_seen_at + s.idle_ns > ?) RETURNING seq`
+	insertCallDone = `INSERT INTO session_calls (session_id, seq, tool, arguments, started_at, outcome, message, rows_count, duration_ns)
+SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, ?, ?, ? FROM session_calls WHERE session_id = ? RETURNING seq`
 	finishCall = `UPDATE session_calls SET outcome = ?, message = ?, rows_count = ?, duration_ns = ?
 WHERE session_id = ? AND seq = ?`
 )

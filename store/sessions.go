@@ -185,13 +185,22 @@ ORDER BY started_at DESC, id DESC LIMIT 1`, transport, projectID, identityID).Sc
 // EndSession marks an open session ended at the given time. An unknown or
 // already ended session is fault.NotFound.
 func (s *Store) EndSession(ctx context.Context, id string, at time.Time) error {
-	return s.record(ctx, "store: end session", func(tx *sql.Tx) error {
+	err := s.record(ctx, "store: end session", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE sessions SET ended_at = ? WHERE id = ? AND ended_at IS NULL`, at.UnixNano(), id)
 		if err != nil {
 			return err
 		}
 		return mustAffect(res, fault.New(fault.NotFound, "no open session %q", id))
 	})
+	if err != nil {
+		return err
+	}
+	// The journal writer forgets the session: its next call is checked
+	// against the store, which refuses it (BeginReadCall).
+	if err := s.journal(context.WithoutCancel(ctx), &journalOp{forget: true, entry: JournalEntry{SessionID: id}}); err != nil && !errors.Is(err, errStoreClosed) {
+		return err
+	}
+	return nil
 }
 
 // CallStart is a tool call to journal: who calls, in which session, when,
@@ -263,6 +272,57 @@ func (s *Store) BeginCall(ctx context.Context, c CallStart) (Session, JournalEnt
 	return op.session, op.entry, nil
 }
 
+// ReadCall is the journal entry of a read-only call (BeginReadCall),
+// which may be written after the call is answered.
+type ReadCall struct {
+	op *journalOp
+}
+
+// BeginReadCall is BeginCall for a call that only reads (the tool writes
+// nowhere): in a session the journal writer has journaled a call of
+// before, the session is checked against the writer's memory of it (the
+// same rule, Session.Refuses; the call moves it on) and the call returns
+// at once, its entry to be written within readLinger with the entries of
+// the calls around it, and with its outcome when FinishReadCall comes
+// first. The entry keeps its place: Journal, FlushJournal and Close write
+// it before anything after them, and a session that refused the call by
+// then (ended through another Store in that moment) still gets it. What a
+// crash loses is the entries not written yet. Otherwise it is BeginCall.
+// The JournalEntry's Seq is known once written: finish the call with
+// FinishReadCall.
+func (s *Store) BeginReadCall(ctx context.Context, c CallStart) (Session, *ReadCall, error) {
+	op := &journalOp{begin: true, lazy: true, at: c.At, projectID: c.ProjectID, identityID: c.IdentityID,
+		entry: JournalEntry{SessionID: c.SessionID, Tool: c.Tool, Arguments: c.Arguments, StartedAt: time.Unix(0, c.At.UnixNano()).UTC()}}
+	if err := s.journal(ctx, op); err != nil {
+		return Session{}, nil, err
+	}
+	return op.session, &ReadCall{op: op}, nil
+}
+
+// FinishReadCall records the outcome of a call begun by BeginReadCall,
+// like FinishCallLater: without waiting, report (when not nil) receiving
+// the error if the entry or its outcome cannot be written.
+func (s *Store) FinishReadCall(rc *ReadCall, outcome, message string, rows int64, d time.Duration, report func(error)) {
+	if report == nil {
+		report = func(error) {}
+	}
+	if outcome == "" {
+		report(fault.New(fault.Invalid, "journal outcome is empty"))
+		return
+	}
+	err := s.journal(context.Background(), &journalOp{report: report, finishOf: rc.op, entry: JournalEntry{Done: true,
+		Outcome: outcome, Message: message, Rows: rows, Duration: d}})
+	if err != nil {
+		report(err)
+	}
+}
+
+// FlushJournal returns once every call and outcome queued before it is
+// written (or failed to be).
+func (s *Store) FlushJournal(ctx context.Context) error {
+	return s.journal(ctx, &journalOp{barrier: true})
+}
+
 // FinishCall completes a journal entry written by BeginCall with its
 // outcome ("ok" or an error code), message, rows and duration. An unknown
 // entry is fault.NotFound.
@@ -297,7 +357,7 @@ func (s *Store) FinishCallLater(sessionID string, seq int64, outcome, message st
 // with every outcome queued by FinishCallLater before it. The result is
 // never nil.
 func (s *Store) Journal(ctx context.Context, sessionID string) ([]JournalEntry, error) {
-	if err := s.journal(ctx, &journalOp{barrier: true}); err != nil {
+	if err := s.FlushJournal(ctx); err != nil {
 		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT session_id, seq, tool, arguments, started_at, outcome, message, rows_count, duration_ns
