@@ -242,6 +242,7 @@ func project(r record, fields []string) record {
 	if fields == nil {
 		return r
 	}
+	_ = r.decode() // a document that does not decode answers its fields as null
 	d := make(map[string]any, len(fields))
 	for _, f := range fields {
 		d[f] = r.Data[f]

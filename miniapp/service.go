@@ -182,6 +182,18 @@ func (t *target) plan(p *auth.Principal, a query.Action) *query.Plan {
 	return &query.Plan{Action: a, Org: p.Org, Project: p.Project, Type: "mi", Schema: t.schema, Table: t.table}
 }
 
+// docRead makes a read plan answer the stored documents (query.Plan.Doc),
+// which hold the fields: next to them it asks only for the row's own
+// columns the caller may see.
+func (t *target) docRead(plan *query.Plan) {
+	plan.Doc = true
+	for _, c := range []string{"id", "created_at", "updated_at"} {
+		if t.visible[c] {
+			plan.Columns = append(plan.Columns, c)
+		}
+	}
+}
+
 // fields are the schema fields the caller may see, in yaml order.
 func (t *target) fields() []mi.FieldInfo {
 	var out []mi.FieldInfo
@@ -253,10 +265,9 @@ func toRecord(cols []dialects.Column, vals []any) record {
 		v := vals[i]
 		switch {
 		case doc && i == len(cols)-1:
+			// Data is decoded from raw when needed (decode).
 			if raw, ok := v.(json.RawMessage); ok {
-				if obj, err := decodeDoc(raw); err == nil {
-					r.Data, r.raw = obj, raw
-				}
+				r.Data, r.raw = nil, raw
 			}
 		case c.Name == "id":
 			r.ID, _ = v.(string)
@@ -273,6 +284,24 @@ func toRecord(cols []dialects.Column, vals []any) record {
 		}
 	}
 	return r
+}
+
+// decode fills Data from the stored document when it has not been yet: a
+// record answered whole (a list's rows) never needs it.
+func (r *record) decode() error {
+	if r.Data != nil {
+		return nil
+	}
+	if r.raw == nil {
+		r.Data = map[string]any{}
+		return nil
+	}
+	obj, err := decodeDoc(r.raw)
+	if err != nil {
+		return fault.Wrap(fault.Internal, err, "row %s: stored data is not a JSON object", r.ID)
+	}
+	r.Data = obj
+	return nil
 }
 
 // decodeDoc decodes a stored document, numbers as json.Number.
@@ -361,7 +390,7 @@ func (s *Service) resolveID(ctx context.Context, p *auth.Principal, t *target, i
 func (s *Service) getRow(ctx context.Context, p *auth.Principal, t *target, id, shown string) (record, error) {
 	plan := t.plan(p, query.Read)
 	plan.Where = idIs(id)
-	plan.Doc = true
+	t.docRead(plan)
 	rows, err := s.read(ctx, p, plan)
 	if err != nil {
 		return record{}, err
@@ -369,7 +398,7 @@ func (s *Service) getRow(ctx context.Context, p *auth.Principal, t *target, id, 
 	if len(rows) == 0 {
 		return record{}, rowNotFound(shown)
 	}
-	return rows[0], nil
+	return rows[0], rows[0].decode()
 }
 
 // validate checks a data object against the schema with mini-app-mcp's

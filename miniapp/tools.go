@@ -359,6 +359,9 @@ func (s *Service) inserted(ctx context.Context, p *auth.Principal, t *target, re
 			r = got
 		}
 	}
+	if err := r.decode(); err != nil {
+		return "", err
+	}
 	return s.dumped(t, r)
 }
 
@@ -407,7 +410,7 @@ func (s *Service) list(ctx context.Context, p *auth.Principal, args json.RawMess
 		return "", err
 	}
 	plan := t.plan(p, query.Read)
-	plan.Doc = true
+	t.docRead(plan)
 	if len(a.Filter) > 0 && string(a.Filter) != "null" {
 		if plan.Where, err = t.toExpr(a.Filter); err != nil {
 			return "", err

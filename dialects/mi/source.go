@@ -284,7 +284,10 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 		cancel()
 		return nil, storageErr(ctx, err)
 	}
-	r := &rows{ctx: ctx, cancel: cancel, rs: rs, cols: cols, vals: make([]any, len(cols)), doc: doc}
+	r := &rows{ctx: ctx, cancel: cancel, rs: rs, cols: cols, vals: make([]any, len(cols)), doc: doc, decode: doc == nil || doc.keys != nil}
+	for _, c := range cols {
+		r.decode = r.decode || !isBuiltin(c.Name)
+	}
 	if doc != nil {
 		r.cols = append(r.cols, docColumn)
 		r.vals = append(r.vals, nil)
@@ -364,6 +367,10 @@ type rows struct {
 	cols   []dialects.Column
 	vals   []any
 	doc    *docCell // a Doc read: the last of cols is the document
+	// decode: a cell needs the decoded data (a field is projected, or the
+	// document is answered in part); a Doc read of the row's own columns
+	// answers the stored text without decoding it.
+	decode bool
 	err    error
 }
 
@@ -385,10 +392,13 @@ func (r *rows) Values() ([]any, error) {
 		r.err = storageErr(r.ctx, err)
 		return nil, r.err
 	}
-	obj, err := decodeObject(data)
-	if err != nil {
-		r.err = fault.Wrap(fault.Internal, err, "row %s: stored data is not a JSON object", id)
-		return nil, r.err
+	var obj map[string]any
+	if r.decode {
+		var err error
+		if obj, err = decodeObject(data); err != nil {
+			r.err = fault.Wrap(fault.Internal, err, "row %s: stored data is not a JSON object", id)
+			return nil, r.err
+		}
 	}
 	if r.doc == nil {
 		project(r.cols, r.vals, id, obj, created, updated)
@@ -396,6 +406,7 @@ func (r *rows) Values() ([]any, error) {
 	}
 	n := len(r.cols) - 1
 	project(r.cols[:n], r.vals[:n], id, obj, created, updated)
+	var err error
 	if r.vals[n], err = r.doc.cell(data, obj); err != nil {
 		r.err = fault.Wrap(fault.Internal, err, "row %s: stored data cannot be answered as JSON", id)
 		return nil, r.err
