@@ -4,12 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/propagation"
 )
 
@@ -82,8 +82,10 @@ func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) ht
 				ctx = context.WithValue(ctx, opLogKey{}, ops)
 			}
 			r2 := r.WithContext(ctx)
+			var inFlight prometheus.Gauge
 			if m != nil {
-				m.inFlight.WithLabelValues(face).Inc()
+				inFlight = m.inFlightOf(face)
+				inFlight.Inc()
 			}
 			defer func() {
 				v := recover()
@@ -98,9 +100,10 @@ func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) ht
 				d := time.Since(start)
 				endServerSpan(span, r.Method, route, status)
 				if m != nil {
-					m.inFlight.WithLabelValues(face).Dec()
-					m.requests.WithLabelValues(face, route, r.Method, strconv.Itoa(status)).Inc()
-					m.duration.WithLabelValues(face, route, r.Method).Observe(d.Seconds())
+					inFlight.Dec()
+					rs := m.request(face, route, r.Method, status)
+					rs.count.Inc()
+					rs.duration.Observe(d.Seconds())
 				}
 				if log != nil {
 					level := slog.LevelInfo

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -54,6 +55,12 @@ type Metrics struct {
 	limited  *prometheus.CounterVec
 	refusals *prometheus.CounterVec
 
+	// series caches the children of requests, duration and inFlight by
+	// their labels (seriesKey, and a face string for inFlight), so that a
+	// request looks its series up in one map instead of hashing its labels
+	// in three vectors. It holds as many entries as there are series.
+	series sync.Map
+
 	mu       sync.Mutex
 	pools    func() []Pool
 	audit    func() AuditStats
@@ -95,6 +102,41 @@ type AuditStats struct {
 	// DroppedFull were dropped because the queue was full; DroppedError
 	// because the store refused the write.
 	DroppedFull, DroppedError uint64
+}
+
+// seriesKey labels a request's counter and histogram children.
+type seriesKey struct {
+	face, route, method string
+	status              int
+}
+
+// requestSeries are a request's counter and duration histogram.
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
+}
+
+// request returns the series of a request by face, route, method and status.
+func (m *Metrics) request(face, route, method string, status int) requestSeries {
+	k := seriesKey{face, route, method, status}
+	if v, ok := m.series.Load(k); ok {
+		return v.(requestSeries)
+	}
+	rs := requestSeries{
+		count:    m.requests.WithLabelValues(face, route, method, strconv.Itoa(status)),
+		duration: m.duration.WithLabelValues(face, route, method),
+	}
+	v, _ := m.series.LoadOrStore(k, rs)
+	return v.(requestSeries)
+}
+
+// inFlightOf returns the in-flight gauge of face.
+func (m *Metrics) inFlightOf(face string) prometheus.Gauge {
+	if v, ok := m.series.Load(face); ok {
+		return v.(prometheus.Gauge)
+	}
+	v, _ := m.series.LoadOrStore(face, m.inFlight.WithLabelValues(face))
+	return v.(prometheus.Gauge)
 }
 
 // NewMetrics builds the registry: the gateway's series, the Go runtime and

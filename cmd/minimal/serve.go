@@ -198,6 +198,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	log.Info("serving REST", "addr", ln.Addr().String(), "data_dir", *dataDir, "control_plane", st.Backend())
 	log.Info("serving MCP", "addr", mln.Addr().String(), "path", mcp.Path)
+	observe.ServeProfiles(log)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	go func() { errc <- mcpSrv.Serve(mln) }()
