@@ -31,10 +31,20 @@ type databaseJSON struct {
 	Schema    string    `json:"schema"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Warning, on a create or a DSN change only, is
+	// dialects.NoTablesWarning when the connection test found no table.
+	Warning string `json:"warning,omitempty"`
 }
 
 func databaseOut(d store.Database) databaseJSON {
 	return databaseJSON{ID: d.ID, Type: d.Type, Schema: d.Schema, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
+}
+
+// tested is a database as a create or a DSN change answers it: as stored,
+// with the connection test's warning ("" for none).
+type tested struct {
+	store.Database
+	warning string
 }
 
 // databaseBody registers a database (all three required) or replaces its
@@ -57,8 +67,17 @@ func (a *admin) trust(r *http.Request) dialects.Trust {
 // CodeConnectionTest whose message never holds the DSN or its password
 // (nor, for an org admin, why the database could not be reached); the
 // cause goes to the log, redacted the same way.
-func (a *admin) probe(r *http.Request, typ, schema, dsn string) error {
-	return a.testFailed(r, typ, schema, dsn, dialects.Probe(r.Context(), typ, dialects.Config{DSN: dsn, Schema: schema}, a.trust(r)))
+// The answer is dialects.NoTablesWarning when the schema holds no table
+// the gateway can see, "" otherwise.
+func (a *admin) probe(r *http.Request, typ, schema, dsn string) (string, error) {
+	n, err := dialects.ProbeTables(r.Context(), typ, dialects.Config{DSN: dsn, Schema: schema}, a.trust(r))
+	if err := a.testFailed(r, typ, schema, dsn, err); err != nil {
+		return "", err
+	}
+	if n == 0 {
+		return dialects.NoTablesWarning, nil
+	}
+	return "", nil
 }
 
 // checkDSN refuses, before any connection, a DSN the caller may not
@@ -104,75 +123,89 @@ func (a *admin) database(r *http.Request) (store.Database, error) {
 }
 
 // databases serves the registered databases of a project. A create or a
-// DSN change runs the connection test first; the DSN is never answered.
-func (a *admin) databases() crud[store.Project, store.Database, store.Database, databaseBody, databaseBody] {
-	return crud[store.Project, store.Database, store.Database, databaseBody, databaseBody]{
+// DSN change runs the connection test first, and answers its warning; the
+// DSN is never answered.
+func (a *admin) databases() crud[store.Project, store.Database, tested, databaseBody, databaseBody] {
+	return crud[store.Project, store.Database, tested, databaseBody, databaseBody]{
 		a:      a,
 		parent: a.projectOf,
-		list: func(r *http.Request, p store.Project) ([]store.Database, error) {
-			return a.s.st.DatabasesOf(r.Context(), p.ID)
+		list: func(r *http.Request, p store.Project) ([]tested, error) {
+			ds, err := a.s.st.DatabasesOf(r.Context(), p.ID)
+			out := make([]tested, len(ds))
+			for i, d := range ds {
+				out[i] = tested{Database: d}
+			}
+			return out, err
 		},
 		at: func(r *http.Request, p store.Project) (store.Database, error) {
 			return a.s.st.Database(r.Context(), p.ID, pathParam(r, "type"), pathParam(r, "schema"))
 		},
-		get:    itself[store.Project, store.Database],
+		get:    func(_ *http.Request, _ store.Project, d store.Database) (tested, error) { return tested{Database: d}, nil },
 		create: a.createDatabase,
 		update: a.patchDatabase,
 		remove: func(r *http.Request, _ store.Project, d store.Database) error {
 			return a.s.st.RemoveDatabase(r.Context(), d.ProjectID, d.Type, d.Schema)
 		},
-		out: func(_ store.Project, d store.Database) any { return databaseOut(d) },
+		out: func(_ store.Project, d tested) any {
+			o := databaseOut(d.Database)
+			o.Warning = d.warning
+			return o
+		},
 	}
 }
 
 // createDatabase registers a database after a successful connection test.
-func (a *admin) createDatabase(r *http.Request, p store.Project, b *databaseBody) (store.Database, error) {
+func (a *admin) createDatabase(r *http.Request, p store.Project, b *databaseBody) (tested, error) {
 	for _, f := range []struct{ name, v string }{{"type", b.Type}, {"schema", b.Schema}, {"dsn", b.DSN}} {
 		if err := required(f.name, f.v); err != nil {
-			return store.Database{}, err
+			return tested{}, err
 		}
 	}
 	if !slices.Contains(dialects.Types(), b.Type) {
-		return store.Database{}, fault.New(fault.Invalid, "field \"type\": unknown database type %q (this gateway serves %s)", b.Type, strings.Join(dialects.Types(), ", "))
+		return tested{}, fault.New(fault.Invalid, "field \"type\": unknown database type %q (this gateway serves %s)", b.Type, strings.Join(dialects.Types(), ", "))
 	}
 	if err := checkMiDSN(r, b.Type); err != nil {
-		return store.Database{}, err
+		return tested{}, err
 	}
 	if err := a.checkDSN(r, b.Type, b.Schema, b.DSN); err != nil {
-		return store.Database{}, err
+		return tested{}, err
 	}
 	// A duplicate is refused before the (slow) connection test; the store
 	// checks again when it writes.
 	if _, err := a.s.st.Database(r.Context(), p.ID, b.Type, b.Schema); err == nil {
-		return store.Database{}, fault.New(fault.Conflict, "database %s/%s is already registered in this project", b.Type, b.Schema)
+		return tested{}, fault.New(fault.Conflict, "database %s/%s is already registered in this project", b.Type, b.Schema)
 	} else if fault.KindOf(err) != fault.NotFound {
-		return store.Database{}, err
+		return tested{}, err
 	}
-	if err := a.probe(r, b.Type, b.Schema, b.DSN); err != nil {
-		return store.Database{}, err
+	warning, err := a.probe(r, b.Type, b.Schema, b.DSN)
+	if err != nil {
+		return tested{}, err
 	}
-	return a.s.st.AddDatabase(r.Context(), store.Database{ProjectID: p.ID, Type: b.Type, Schema: b.Schema, DSN: b.DSN})
+	d, err := a.s.st.AddDatabase(r.Context(), store.Database{ProjectID: p.ID, Type: b.Type, Schema: b.Schema, DSN: b.DSN})
+	return tested{d, warning}, err
 }
 
 // patchDatabase replaces the DSN (a rotated password, a moved host) after
 // a successful connection test; servers reopen the pool.
-func (a *admin) patchDatabase(r *http.Request, _ store.Project, d store.Database, b *databaseBody) (store.Database, error) {
+func (a *admin) patchDatabase(r *http.Request, _ store.Project, d store.Database, b *databaseBody) (tested, error) {
 	if b.Type != "" && b.Type != d.Type || b.Schema != "" && b.Schema != d.Schema {
-		return d, fault.New(fault.Invalid, "fields \"type\" and \"schema\" cannot change: register another database")
+		return tested{}, fault.New(fault.Invalid, "fields \"type\" and \"schema\" cannot change: register another database")
 	}
 	if err := required("dsn", b.DSN); err != nil {
-		return d, err
+		return tested{}, err
 	}
 	if err := checkMiDSN(r, d.Type); err != nil {
-		return d, err
+		return tested{}, err
 	}
 	if err := a.checkDSN(r, d.Type, d.Schema, b.DSN); err != nil {
-		return d, err
+		return tested{}, err
 	}
-	if err := a.probe(r, d.Type, d.Schema, b.DSN); err != nil {
-		return d, err
+	warning, err := a.probe(r, d.Type, d.Schema, b.DSN)
+	if err != nil {
+		return tested{}, err
 	}
-	return a.s.st.SetDatabaseDSN(r.Context(), d.ProjectID, d.Type, d.Schema, b.DSN)
+	d, err = a.s.st.SetDatabaseDSN(r.Context(), d.ProjectID, d.Type, d.Schema, b.DSN)
+	return tested{d, warning}, err
 }
 
 // testDatabase runs the connection test on a registered database's stored
