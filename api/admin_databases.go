@@ -140,7 +140,9 @@ func (a *admin) databases() crud[store.Project, store.Database, tested, database
 		at: func(r *http.Request, p store.Project) (store.Database, error) {
 			return a.s.st.Database(r.Context(), p.ID, pathParam(r, "type"), pathParam(r, "schema"))
 		},
-		get:    func(_ *http.Request, _ store.Project, d store.Database) (tested, error) { return tested{Database: d}, nil },
+		get: func(_ *http.Request, _ store.Project, d store.Database) (tested, error) {
+			return tested{Database: d}, nil
+		},
 		create: a.createDatabase,
 		update: a.patchDatabase,
 		remove: func(r *http.Request, _ store.Project, d store.Database) error {
