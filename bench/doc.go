@@ -9,7 +9,7 @@
 //
 //	make build
 //	eval "$(scripts/services.sh)"
-//	go run ./bench [-duration 10s] [-concurrency 16] [-rows 1000000] [-dialects pg,ma,ch] [-dialect-rows 100000] [-keep]
+//	go run ./bench [-duration 10s] [-concurrency 16] [-rows 1000000] [-dialects pg,ma,ch] [-dialect-rows 100000] [-keep] [-only restops]
 //
 // Only MINIMAL_TEST_PG_DSN is required: a dialect whose DSN is not set, or
 // that -dialects leaves out, gets a "skipped" line saying why. PostgreSQL
@@ -85,6 +85,12 @@
 //     clickhouse-go/v2 over the native protocol) runs the same SELECT at
 //     the same concurrency, scanning every row and doing nothing else, in
 //     four rounds interleaved with the gateway's pages of that table.
+//     Then REST count=exact (with a filter) and agg=…&group=grp on the pg
+//     table against the same SQL run directly (restops.go: prepared with
+//     pgx on a connection of its own, the filter value bound), one call at
+//     a time in 21 interleaved pairs, every answer compared; the ratio
+//     direct/gateway is the median pair's, targets ≥ 1.00 (0.03 allowed
+//     for noise) and ≥ 0.90. -only restops runs just this measure.
 //  5. Streaming: the gateway is restarted fresh, and the whole table is read
 //     once as CSV; restarted again, once as JSON. While each body is read
 //     and counted, /proc/PID/status VmRSS is sampled every 20 ms; VmHWM is
