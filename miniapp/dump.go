@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Dumps: a table whose schema.yaml has a dump section gets, after every
 // create, update, row_restore and content edit through these tools, the
 // file <dump.dir>/<id>.md (or <cwd>/.mini-app/<table>/<id>.md without a
-// dir) holding "# {title}\n\n{body}\n" from the fields the section names
+// dir) holding "# {title}\n\n{body}\n" (the body without its trailing
+// newlines) from the fields the section names
 // (title and body by default), as mini-app-mcp writes it. The row is
 // already committed when the file is written: a failure answers
 // `io error: …` and leaves the row as written. Deleting a row keeps its
@@ -29,9 +33,35 @@ func dumpPath(t *target, id string) (string, error) {
 	return filepath.Join(cwd, ".mini-app", t.info.Table, id+".md"), nil
 }
 
-// dumpText is the dump file of a row's data.
+// dumpText is the dump file of a row's data. As mini-app-mcp writes it,
+// the body's trailing newlines are dropped, so the file always ends with
+// exactly one.
 func dumpText(t *target, data map[string]any) string {
-	return "# " + dumpValue(data[t.info.Dump.TitleField]) + "\n\n" + dumpValue(data[t.info.Dump.BodyField]) + "\n"
+	body := strings.TrimRight(dumpValue(data[t.info.Dump.BodyField]), "\n")
+	return "# " + dumpValue(data[t.info.Dump.TitleField]) + "\n\n" + body + "\n"
+}
+
+// dumpDocOf is the dump section as info shows it: the keys schema.yaml
+// sets, null for the others, as mini-app-mcp serializes its schema (the
+// defaults title, body and write-only are applied, not shown). nil
+// without a dump section.
+func dumpDocOf(t *target) *dumpDoc {
+	if t.info.Dump == nil {
+		return nil
+	}
+	var y struct {
+		Dump *struct {
+			TitleField *string `yaml:"title_field"`
+			BodyField  *string `yaml:"body_field"`
+			Sync       *string `yaml:"sync"`
+		} `yaml:"dump"`
+	}
+	_ = yaml.Unmarshal(t.info.YAML, &y) // the source parsed the same bytes
+	d := &dumpDoc{Dir: t.info.Dump.Dir}
+	if y.Dump != nil {
+		d.TitleField, d.BodyField, d.Sync = y.Dump.TitleField, y.Dump.BodyField, y.Dump.Sync
+	}
+	return d
 }
 
 // dumpValue is a field as dump text: a string as it is, nothing for an

@@ -272,9 +272,9 @@ type fieldDoc struct {
 
 type dumpDoc struct {
 	Dir        *string `json:"dir"`
-	TitleField string  `json:"title_field"`
-	BodyField  string  `json:"body_field"`
-	Sync       string  `json:"sync"`
+	TitleField *string `json:"title_field"`
+	BodyField  *string `json:"body_field"`
+	Sync       *string `json:"sync"`
 }
 
 type info struct {
@@ -291,9 +291,7 @@ func infoDoc(t *target) info {
 	for _, f := range t.fields() {
 		d.Fields = append(d.Fields, fieldDoc{f.Name, f.Type, f.Required, f.Description})
 	}
-	if t.info.Dump != nil {
-		d.Dump = &dumpDoc{t.info.Dump.Dir, t.info.Dump.TitleField, t.info.Dump.BodyField, t.info.Dump.Sync}
-	}
+	d.Dump = dumpDocOf(t)
 	if !t.info.History {
 		d.History = "off"
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -1581,4 +1583,109 @@ func replayToolSchemas(t *testing.T, tools map[string]map[string]any) {
 			t.Errorf("%s description lacks %q: %s", c.tool, c.want, d)
 		}
 	}
+}
+
+// The file behaviours of mini-app-mcp (dump files, yaml materialize, the
+// dump section info shows, dump.sync checked at mount) and its alias
+// pattern text, replayed on a directory of their own: a table with a dump
+// section and a table whose dump.sync upstream refuses.
+func init() {
+	replayScenarios = append(replayScenarios,
+		replayScenario{"row_materialize yaml bytes as upstream", func(t *testing.T, e *replayEnv) {
+			f := filesEnv(t, e)
+			id := f.rawOK(t, "create", `{"table":"docs","data":{"title":"Two\nlines","body":"plain","flag":"true","score":5.0,"tags":["a","b"]}}`).id(t)
+			dest := filepath.Join(t.TempDir(), "out")
+			m := f.okObj(t, "row_materialize", map[string]any{"table": "docs", "selector": map[string]any{"type": "by_id", "id": id},
+				"fields": map[string]any{"mode": "all"}, "format": "yaml", "dest": dest})
+			// serde_yaml's bytes of a serde_json map: keys sorted, a
+			// literal block for the multi-line string, 'true' quoted, 5.0
+			// kept, a block list.
+			const want = "body: plain\nflag: 'true'\nscore: 5.0\ntags:\n- a\n- b\ntitle: |-\n  Two\n  lines\n"
+			const wantSHA = "84403bb375b5edac00df92c6f66aaa355f1a4100ed6522f930cc1abd9b43ce02"
+			b, err := os.ReadFile(filepath.Join(dest, id+".yaml"))
+			if err != nil || string(b) != want {
+				t.Fatalf("materialized yaml %v:\n got %q\nwant %q", err, b, want)
+			}
+			sum := sha256.Sum256([]byte(want))
+			files, _ := m["files"].([]any)
+			if len(files) != 1 {
+				t.Fatalf("row_materialize: %v", m)
+			}
+			file := files[0].(map[string]any)
+			if file["sha256"] != hex.EncodeToString(sum[:]) || file["sha256"] != wantSHA || file["bytes"] != float64(len(want)) {
+				t.Fatalf("row_materialize file %v, want sha256 %s and %d bytes", file, wantSHA, len(want))
+			}
+		}},
+		replayScenario{"dump body trailing newlines trimmed", func(t *testing.T, e *replayEnv) {
+			f := filesEnv(t, e)
+			for _, c := range []struct{ data, want string }{
+				{`{"title":"T","body":"B\n\n\n"}`, "# T\n\nB\n"},
+				{`{"title":"Two\nlines","body":"x\r\n"}`, "# Two\nlines\n\nx\r\n"},
+				{`{"title":"only"}`, "# only\n\n\n"},
+			} {
+				id := f.rawOK(t, "create", `{"table":"docs","data":`+c.data+`}`).id(t)
+				if b, err := os.ReadFile(filepath.Join(f.work, "dumps", id+".md")); err != nil || string(b) != c.want {
+					t.Fatalf("dump of %s %v:\n got %q\nwant %q", c.data, err, b, c.want)
+				}
+			}
+		}},
+		replayScenario{"info shows null for unset dump keys", func(t *testing.T, e *replayEnv) {
+			f := filesEnv(t, e)
+			var info struct {
+				Dump json.RawMessage `json:"dump"`
+			}
+			if err := json.Unmarshal([]byte(f.ok(t, "info", map[string]any{"table": "docs"})), &info); err != nil {
+				t.Fatal(err)
+			}
+			jsonEq(t, "info dump", string(info.Dump), compactJSON(t, map[string]any{"dir": filepath.Join(f.work, "dumps"), "title_field": nil, "body_field": nil, "sync": nil}))
+		}},
+		replayScenario{"unknown dump.sync skips the table at mount", func(t *testing.T, e *replayEnv) {
+			f := filesEnv(t, e)
+			f.fails(t, "info", map[string]any{"table": "bad_sync"}, "table not found: bad_sync")
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				logs := replayLogs(f.c)
+				if strings.Contains(logs, "bad_sync") && strings.Contains(logs, "dump.sync: unknown value") && strings.Contains(logs, "both") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no warning naming bad_sync and its dump.sync value in the log:\n%s", logs)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}},
+		replayScenario{"alias_run on a pattern matching zero tables", func(t *testing.T, e *replayEnv) {
+			e.ok(t, "alias_create", map[string]any{"name": "nomatch", "sources": map[string]any{"kind": "pattern", "value": "nomatch_*"},
+				"aggregator": map[string]any{"kind": "count"}, "filter": map[string]any{"type": "eq", "field": "tag", "value": "x"}})
+			text, isErr, rerr := e.call(t, "alias_run", map[string]any{"name": "nomatch"})
+			if want := "aggregator error: SourceSpec::Pattern('nomatch_*') matched zero tables"; rerr != nil || !isErr || text != want {
+				t.Fatalf("alias_run: %v %q %v, want isError %q", isErr, text, rerr, want)
+			}
+		}},
+	)
+}
+
+// filesEnv is the replay env of the file behaviours: a user dir holding
+// docs (a dump section naming only its dir) and bad_sync (dump.sync:
+// both), served by a process of its own on e's transport.
+func filesEnv(t *testing.T, e *replayEnv) *replayEnv {
+	work := t.TempDir()
+	f := &replayEnv{tr: e.tr, work: work, user: filepath.Join(work, "user"), ids: map[string]string{}}
+	f.env = []string{"MINI_APP_USER_DIR=" + f.user, "MINI_APP_PROJECT_DIR=" + filepath.Join(work, "no-project")}
+	plainTable(t, f.user, "docs", "table: docs\nfields:\n  - name: title\n    type: string\n  - name: body\n    type: string\n"+
+		"  - name: flag\n    type: string\n  - name: score\n    type: number\n  - name: tags\n    type: array\ndump:\n  dir: "+filepath.Join(work, "dumps")+"\n").Close()
+	plainTable(t, f.user, "bad_sync", "table: bad_sync\nfields:\n  - name: title\n    type: string\ndump:\n  sync: both\n").Close()
+	f.c = e.tr.open(t, work, f.env, "2025-03-26")
+	return f
+}
+
+// replayLogs is what the process of c logged so far.
+func replayLogs(c replayConn) string {
+	switch x := c.(type) {
+	case *replayStdio:
+		return x.stderr.String()
+	case *replayHTTP:
+		return x.logs.String()
+	}
+	return ""
 }

@@ -54,6 +54,9 @@ type yamlSchema struct {
 	Table   *string      `yaml:"table"`
 	Fields  *[]yamlField `yaml:"fields"`
 	History *string      `yaml:"history"`
+	Dump    *struct {
+		Sync *string `yaml:"sync"`
+	} `yaml:"dump"`
 }
 
 type yamlField struct {
@@ -84,6 +87,11 @@ func parseSchema(b []byte) (*schema, error) {
 		default:
 			return nil, fmt.Errorf("history: unknown value %q, expected full or off", *y.History)
 		}
+	}
+	// dump.sync is write-only or bidirectional; any other value fails
+	// the schema, so the table is not mounted, as in mini-app-mcp.
+	if y.Dump != nil && y.Dump.Sync != nil && *y.Dump.Sync != "write-only" && *y.Dump.Sync != "bidirectional" {
+		return nil, fmt.Errorf("dump.sync: unknown value %q, expected write-only or bidirectional", *y.Dump.Sync)
 	}
 	for i, f := range *y.Fields {
 		if f.Name == nil {
