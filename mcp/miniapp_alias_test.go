@@ -175,7 +175,7 @@ func TestMiniAppAliasScenarios(t *testing.T) {
 	// 16: a pattern matching nothing.
 	ok("alias_create", map[string]any{"name": "none_count", "sources": map[string]any{"kind": "pattern", "value": "zzz*"},
 		"aggregator": map[string]any{"kind": "count"}, "filter": map[string]any{"type": "eq", "field": "tag", "value": "x"}})
-	fails("alias_run", map[string]any{"name": "none_count"}, "aggregator error: pattern 'zzz*' matched zero tables")
+	fails("alias_run", map[string]any{"name": "none_count"}, "aggregator error: SourceSpec::Pattern('zzz*') matched zero tables")
 
 	// 17: sources and table together; filter rules.
 	fails("alias_create", map[string]any{"name": "both", "table": "emo", "sources": map[string]any{"kind": "single", "value": "emo"}, "filter": like},
@@ -186,7 +186,7 @@ func TestMiniAppAliasScenarios(t *testing.T) {
 	fails("alias_create", map[string]any{"name": "bad", "table": "emo", "filter": map[string]any{"type": "eq", "field": "nope", "value": "x"}},
 		"validation error on field 'nope': unknown field 'nope' — only schema-registered fields are allowed in filter")
 	fails("alias_create", map[string]any{"name": "usr", "table": "emo", "filter": like, "scope": "user"},
-		"alias_create: requested scope User is not mounted on this server. Set MINI_APP_USER_DIR to a directory, or omit scope.")
+		"alias_create: requested scope User is not mounted on this server. Either omit the `scope` argument (the server will auto-select a mounted scope) or configure the corresponding directory (MINI_APP_PROJECT_DIR / MINI_APP_USER_DIR).")
 
 	// 18: stored fields apply when run without fields; runtime fields win.
 	ok("alias_create", map[string]any{"name": "texts", "table": "emo", "filter": like,
@@ -266,10 +266,10 @@ func TestMiniAppAggregateScenarios(t *testing.T) {
 		{map[string]any{"sources": map[string]any{"kind": "single", "value": "nope"}, "aggregator": map[string]any{"kind": "count"}}, "table not found: nope"},
 		{map[string]any{"sources": map[string]any{"kind": "multi", "value": []any{}}, "aggregator": map[string]any{"kind": "count"}}, "aggregator error: sources must contain at least one table"},
 		{map[string]any{"sources": map[string]any{"kind": "pattern", "value": "agg*"}, "aggregator": map[string]any{"kind": "count"}}, "aggregator error: sources must contain at least one table"},
-		{map[string]any{"sources": map[string]any{"kind": "multi", "value": eleven}, "aggregator": map[string]any{"kind": "count"}}, "aggregator error: too many sources: 11 (at most 10 tables may be aggregated at once)"},
-		{map[string]any{"sources": single, "aggregator": map[string]any{"kind": "group_by", "by_field": "tag", "inner": map[string]any{"kind": "group_by", "by_field": "tag"}}}, "aggregator error: nested group_by is not supported"},
-		{map[string]any{"sources": single, "aggregator": map[string]any{"kind": "sum", "field": "nope"}}, "validation error on field 'nope': unknown field 'nope' — only schema-registered fields are allowed in aggregator"},
-		{map[string]any{"sources": map[string]any{"kind": "single", "value": "bad-name"}, "aggregator": map[string]any{"kind": "count"}}, "validation error on field 'sources': invalid table name 'bad-name': must match [A-Za-z_][A-Za-z0-9_]*"},
+		{map[string]any{"sources": map[string]any{"kind": "multi", "value": eleven}, "aggregator": map[string]any{"kind": "count"}}, "aggregator error: too many sources: 11 (SQLITE_MAX_ATTACHED = 10)"},
+		{map[string]any{"sources": single, "aggregator": map[string]any{"kind": "group_by", "by_field": "tag", "inner": map[string]any{"kind": "group_by", "by_field": "tag"}}}, "aggregator error: nested GroupBy is not supported in Phase 1"},
+		{map[string]any{"sources": single, "aggregator": map[string]any{"kind": "sum", "field": "nope"}}, "validation error on field 'nope': aggregator field 'nope' is not declared in schema"},
+		{map[string]any{"sources": map[string]any{"kind": "single", "value": "bad-name"}, "aggregator": map[string]any{"kind": "count"}}, "table not found: bad-name"},
 	} {
 		text, isErr := g.miniTool(sid, "query_aggregate", c.args)
 		if !isErr || text != c.want {
@@ -335,7 +335,7 @@ func TestMiniAppAliasAggregatePermissions(t *testing.T) {
 		t.Fatalf("reader's groups: %v %q", isErr, text)
 	}
 	if text, isErr := g.miniToolAs(reader, rsid, "query_aggregate", map[string]any{"sources": map[string]any{"kind": "single", "value": "agg_one"},
-		"aggregator": map[string]any{"kind": "sum", "field": "amount"}}); !isErr || text != "validation error on field 'amount': unknown field 'amount' — only schema-registered fields are allowed in aggregator" {
+		"aggregator": map[string]any{"kind": "sum", "field": "amount"}}); !isErr || text != "validation error on field 'amount': aggregator field 'amount' is not declared in schema" {
 		t.Fatalf("reader's sum of a hidden column: %v %q", isErr, text)
 	}
 	// The admin agent stores aliases over agg_one and emo; the writer
