@@ -3,6 +3,7 @@ package mi
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -180,3 +181,261 @@ func (r *aggRows) Close() error {
 }
 
 var _ dialects.Rows = (*aggRows)(nil)
+
+// FileAggregate is an aggregate over table files computed as mini-app-mcp
+// computes its query_aggregate: every file attached to one fresh
+// connection, each source's rows (filtered by Where) chained with UNION
+// ALL, and the aggregate taken over that chain in one statement. Grouped,
+// the statement is
+//
+//	SELECT json_extract(data, ?) AS group_key, COUNT(*), <agg>
+//	FROM (<sources>) GROUP BY group_key HAVING <Having>
+//
+// so Having, a row filter, reads data as SQLite's bare column: the value
+// of the group's last row in scan order (files in order, each by rowid),
+// or with a min or max aggregate the row that holds the least or greatest
+// value. Aggregates are SQLite's own: a sum over text counts it as 0, min
+// and max order null < numbers < text.
+type FileAggregate struct {
+	// Files are the table files, in source order (at most 10, SQLite's
+	// attach limit).
+	Files []string
+	// Where filters each source's rows (nil: all rows).
+	Where query.Expr
+	// Func and Field are the aggregate: count (no field), or sum, avg, min
+	// or max of a field. Grouped, an empty Func counts the group's rows.
+	Func  query.AggFunc
+	Field string
+	// GroupBy is the field the rows are grouped by ("": one answer).
+	GroupBy string
+	// Having filters the groups (nil: all groups); only with GroupBy.
+	Having query.Expr
+}
+
+// AggregateFiles runs a FileAggregate. Without GroupBy it answers one row
+// holding the aggregate; grouped, one row per group: the key, the row
+// count and the aggregate, in SQLite's GROUP BY order. Values are int64,
+// float64, string or nil (a blob reads as nil).
+//
+// Conditions are those of a mini-app ListFilter, rendered as mini-app-mcp
+// renders them: eq, in, ilike (its like: SQLite's LIKE, no escape
+// character), array_contains and array_not_contains (json_each over the
+// field's value), and, or. Numbers are bound as reals and booleans as 1
+// or 0, as there; field paths are bound too.
+func AggregateFiles(ctx context.Context, a FileAggregate) ([][]any, error) {
+	if len(a.Files) == 0 {
+		return nil, fault.New(fault.Invalid, "an aggregate needs at least one table file")
+	}
+	if a.GroupBy == "" && a.Having != nil {
+		return nil, fault.New(fault.Invalid, "having needs a group")
+	}
+	var r renderer
+	r.sb.WriteString("SELECT ")
+	if a.GroupBy != "" {
+		r.fileField(a.GroupBy)
+		r.sb.WriteString(" AS group_key, COUNT(*), ")
+	}
+	switch {
+	case a.Func == query.AggCount || a.Func == "" && a.GroupBy != "":
+		r.sb.WriteString("COUNT(*)")
+	case a.Func == query.AggSum || a.Func == query.AggAvg || a.Func == query.AggMin || a.Func == query.AggMax:
+		if a.Field == "" {
+			return nil, fault.New(fault.Invalid, "%s needs a field", a.Func)
+		}
+		r.sb.WriteString(strings.ToUpper(string(a.Func)) + "(")
+		r.fileField(a.Field)
+		r.sb.WriteByte(')')
+	default:
+		return nil, fault.New(fault.Unsupported, "aggregate function %q is not supported", string(a.Func))
+	}
+	r.sb.WriteString(" FROM (")
+	for i := range a.Files {
+		if i > 0 {
+			r.sb.WriteString(" UNION ALL ")
+		}
+		r.sb.WriteString("SELECT id, data, created_at, updated_at FROM db_" + strconv.Itoa(i) + ".rows")
+		if a.Where != nil {
+			r.sb.WriteString(" WHERE ")
+			if err := r.fileCond(a.Where); err != nil {
+				return nil, err
+			}
+		}
+	}
+	r.sb.WriteByte(')')
+	if a.GroupBy != "" {
+		r.sb.WriteString(" GROUP BY group_key")
+		if a.Having != nil {
+			r.sb.WriteString(" HAVING ")
+			if err := r.fileCond(a.Having); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return runFileAggregate(ctx, a.Files, r.sb.String(), r.args)
+}
+
+// runFileAggregate attaches the files to one in-memory connection as
+// db_0, db_1, … and runs the statement there.
+func runFileAggregate(ctx context.Context, files []string, stmt string, args []any) (out [][]any, err error) {
+	db, err := sql.Open("sqlite", "file::memory:?_pragma=busy_timeout(5000)")
+	if err != nil {
+		return nil, storageErr(ctx, err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, storageErr(ctx, err)
+	}
+	defer conn.Close()
+	for i, f := range files {
+		if _, err := conn.ExecContext(ctx, "ATTACH DATABASE ? AS db_"+strconv.Itoa(i), f); err != nil {
+			return nil, storageErr(ctx, err)
+		}
+	}
+	rs, err := conn.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, storageErr(ctx, err)
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		return nil, storageErr(ctx, err)
+	}
+	for rs.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, storageErr(ctx, err)
+		}
+		for i, v := range vals {
+			switch x := v.(type) {
+			case []byte:
+				vals[i] = nil // a blob
+			case int64, float64, string, nil:
+			case bool:
+				vals[i] = int64(0)
+				if x {
+					vals[i] = int64(1)
+				}
+			default:
+				return nil, fault.New(fault.Internal, "mi: unexpected aggregate value %T", v)
+			}
+		}
+		out = append(out, vals)
+	}
+	return out, storageErr(ctx, rs.Err())
+}
+
+// fileField writes a field of the stored document, its path bound.
+func (r *renderer) fileField(name string) {
+	r.sb.WriteString("json_extract(data, ?)")
+	r.args = append(r.args, jsonPath(name))
+}
+
+// fileCond writes a ListFilter condition as mini-app-mcp writes it: and
+// and or always in parentheses, every field read with json_extract.
+func (r *renderer) fileCond(e query.Expr) error {
+	var items []query.Expr
+	sep := ""
+	switch x := e.(type) {
+	case query.And:
+		items, sep = x, " AND "
+	case *query.And:
+		if x != nil {
+			items, sep = *x, " AND "
+		}
+	case query.Or:
+		items, sep = x, " OR "
+	case *query.Or:
+		if x != nil {
+			items, sep = *x, " OR "
+		}
+	case *query.Cond:
+		if x != nil {
+			return r.fileLeaf(x)
+		}
+	}
+	if sep == "" || len(items) == 0 {
+		return fault.New(fault.Invalid, "mi: a ListFilter condition cannot be %T", e)
+	}
+	r.sb.WriteByte('(')
+	for i, it := range items {
+		if i > 0 {
+			r.sb.WriteString(sep)
+		}
+		if err := r.fileCond(it); err != nil {
+			return err
+		}
+	}
+	r.sb.WriteByte(')')
+	return nil
+}
+
+func (r *renderer) fileLeaf(c *query.Cond) error {
+	if len(c.Args) == 0 || (c.Op != query.In && len(c.Args) != 1) {
+		return fault.New(fault.Invalid, "operator %s on field %q takes one value", c.Op, c.Column)
+	}
+	vals := make([]any, len(c.Args))
+	for i, v := range c.Args {
+		b, err := fileBind(c, v)
+		if err != nil {
+			return err
+		}
+		vals[i] = b
+	}
+	switch c.Op {
+	case query.Eq:
+		r.fileField(c.Column)
+		r.sb.WriteString(" = ?")
+	case query.In:
+		r.fileField(c.Column)
+		r.sb.WriteString(" IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ") + ")")
+	case query.ILike:
+		if _, ok := c.Args[0].(string); !ok {
+			return fault.New(fault.Invalid, "operator %s on field %q needs a text pattern", c.Op, c.Column)
+		}
+		r.fileField(c.Column)
+		r.sb.WriteString(" LIKE ?")
+	case query.ArrayContains, query.ArrayNotContains:
+		if c.Op == query.ArrayNotContains {
+			r.sb.WriteString("NOT ")
+		}
+		r.sb.WriteString("EXISTS (SELECT 1 FROM json_each(")
+		r.fileField(c.Column)
+		r.sb.WriteString(") WHERE value = ?)")
+	default:
+		return fault.New(fault.Unsupported, "operator %q is not a ListFilter operator", c.Op)
+	}
+	r.args = append(r.args, vals...)
+	return nil
+}
+
+// fileBind is a ListFilter value as mini-app-mcp binds it: text, a number
+// as a real, a boolean as 1 or 0.
+func fileBind(c *query.Cond, v any) (any, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case bool:
+		if x {
+			return int64(1), nil
+		}
+		return int64(0), nil
+	case float64:
+		return x, nil
+	case int64:
+		return float64(x), nil
+	case int:
+		return float64(x), nil
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			return nil, fault.Wrap(fault.Invalid, err, "field %q: value cannot be compared", c.Column)
+		}
+		return f, nil
+	}
+	return nil, fault.New(fault.Invalid, "field %q: a ListFilter value is text, a number or a boolean, not %T", c.Column, v)
+}
