@@ -37,7 +37,10 @@ type History interface {
 // DocumentStore is the ability to store each row as one JSON document and
 // to take plans that carry documents (query.Plan.Docs, DocReplace) or ask
 // for them (query.Plan.Doc, DocKeys). The engine sends such plans only to
-// a source that has it; Documents tells it so.
+// a source that has it; Documents tells it so. Its columns that the store
+// fills itself (HasDefault: the row's id and timestamps) are the row's
+// own, apart from the document: a document key of the same name is just a
+// key; every other column is the document key of its name.
 type DocumentStore interface {
 	// Documents reports that Read and Write take document plans.
 	Documents() bool

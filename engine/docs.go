@@ -15,15 +15,17 @@ import (
 // validate, so that everything after it judges the plan as any other.
 //
 //   - Only a dialects.DocumentStore source takes such plans.
-//   - DocKeys becomes the grant's column list, nil when it has none.
+//   - DocKeys becomes the grant's column list, nil when it has none; the
+//     columns the store fills itself (HasDefault: id and the timestamps of
+//     mi) are the row's own, not document keys (docField), and are left
+//     out.
 //   - An insert's documents become its Records: the keys that name the
 //     table's columns. An update's document becomes its Set: every key that
 //     names a column, and with DocReplace null for each visible column the
 //     document leaves out (unless the database fills it). A key naming no
-//     column at all is kept in the document only for a caller without a
-//     column limit on the table; for any other it is an unknown column, as
-//     a key naming a column the caller may not see is (validate refuses
-//     those).
+//     column is kept in the document only for a caller without a column
+//     limit on the table; for any other it is an unknown column, as a key
+//     naming a column the caller may not see is (validate refuses those).
 //   - A Doc read may order by a key no column names, again only without a
 //     column limit (validate).
 func prepareDocs(plan *query.Plan, g *grant) error {
@@ -35,9 +37,11 @@ func prepareDocs(plan *query.Plan, g *grant) error {
 		return fault.New(fault.Unsupported, "this database does not store rows as JSON documents")
 	}
 	if g.view != g.table {
-		plan.DocKeys = make([]string, len(g.view.Columns))
-		for i, c := range g.view.Columns {
-			plan.DocKeys[i] = c.Name
+		plan.DocKeys = []string{}
+		for _, c := range g.view.Columns {
+			if !c.HasDefault {
+				plan.DocKeys = append(plan.DocKeys, c.Name)
+			}
 		}
 	}
 	switch plan.Action {
@@ -63,7 +67,7 @@ func prepareDocs(plan *query.Plan, g *grant) error {
 			}
 			rec := make(map[string]any, len(obj))
 			for _, k := range sortedKeys(obj) {
-				if _, ok := g.table.Column(k); ok {
+				if docField(g.table, k) {
 					rec[k] = obj[k]
 				} else if plan.DocKeys != nil {
 					return rowError(plan, i, unknownColumn(k))
@@ -84,7 +88,7 @@ func prepareDocs(plan *query.Plan, g *grant) error {
 			return err
 		}
 		for _, k := range sortedKeys(obj) {
-			if _, ok := g.table.Column(k); ok {
+			if docField(g.table, k) {
 				plan.Set = append(plan.Set, query.Assign{Column: k, Value: obj[k]})
 			} else if plan.DocKeys != nil {
 				return unknownColumn(k)
@@ -101,6 +105,15 @@ func prepareDocs(plan *query.Plan, g *grant) error {
 		return fault.New(fault.Invalid, "a %s carries no documents", plan.Action)
 	}
 	return nil
+}
+
+// docField reports whether a document key is one of the table's columns.
+// A column the store fills itself (HasDefault: a document table's id and
+// timestamps) is the row's own, apart from its document: a key of that
+// name is a key like any other the columns do not name.
+func docField(t *dialects.Table, k string) bool {
+	c, ok := t.Column(k)
+	return ok && !c.HasDefault
 }
 
 // docObject decodes a document, which must be one JSON object; numbers

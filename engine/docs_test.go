@@ -119,6 +119,25 @@ func TestDocumentPlans(t *testing.T) {
 		t.Fatalf("order by score: %s", got)
 	}
 
+	// A key named as a row's own column is a document key (the writer's),
+	// which the narrow caller does not see.
+	res, err = e.Execute(context.Background(), writer, plan(query.Insert, `{"title":"k","id":"y"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kid := res.Returned[0][0].(string)
+	if got := doc(writer, kid); kid == "y" || got != `{"id":"y","title":"k"}` {
+		t.Fatalf("row %s: %s", kid, got)
+	}
+	if got := doc(narrow, kid); got != `{"title":"k"}` {
+		t.Fatalf("narrow sees %s", got)
+	}
+	del := plan(query.Delete)
+	del.Where = &query.Cond{Column: "id", Op: query.Eq, Args: []any{kid}}
+	if _, err := exec(writer, del); err != nil {
+		t.Fatal(err)
+	}
+
 	// An insert returns the stored document to a reader without a column
 	// limit only.
 	for _, c := range []struct {
@@ -151,6 +170,7 @@ func TestDocumentPlans(t *testing.T) {
 		kind fault.Kind
 	}{
 		{"narrow insert of a key no column names", narrow, plan(query.Insert, `{"title":"x","extra":1}`), fault.Invalid},
+		{"narrow insert of a key named as a row's own column", narrow, plan(query.Insert, `{"title":"x","id":"y"}`), fault.Invalid},
 		{"narrow insert of a hidden column", narrow, plan(query.Insert, `{"title":"x","body":"b"}`), fault.Invalid},
 		{"narrow merge of a key no column names", narrow, all(plan(query.Update, `{"extra":1}`)), fault.Invalid},
 		{"narrow merge of a hidden column", narrow, all(plan(query.Update, `{"body":null}`)), fault.Invalid},

@@ -1006,6 +1006,16 @@ var replayScenarios = []replayScenario{
 		// A listed field selection answers the fields, keys included or not.
 		e.rawOK(t, "get", `{"table":"prefs","id":"`+id+`","fields":{"mode":"list","fields":["name","nick"]}}`).data(t, `{"name":"u","nick":null}`)
 	}},
+	{"create keeps keys named id, created_at and updated_at in data", func(t *testing.T, e *replayEnv) {
+		const want = `{"created_at":"then","id":"mine","name":"k","updated_at":null}`
+		rec := e.rawOK(t, "create", `{"table":"prefs","data":{"name":"k","id":"mine","created_at":"then","updated_at":null}}`)
+		id := rec.id(t)
+		rec.data(t, want)
+		e.rawOK(t, "get", `{"table":"prefs","id":"`+id+`"}`).data(t, want)
+		e.storedData(t, "prefs", id, want)
+		e.rawOK(t, "update", `{"table":"prefs","id":"`+id+`","data":{"id":"other"}}`).data(t, `{"created_at":"then","id":"other","name":"k","updated_at":null}`)
+		e.ok(t, "delete", map[string]any{"table": "prefs", "id": id})
+	}},
 	{"create keeps explicit null", func(t *testing.T, e *replayEnv) {
 		const want = `{"meta":null,"name":"n","nick":null}`
 		rec := e.rawOK(t, "create", `{"table":"prefs","data":{"name":"n","nick":null,"meta":null}}`)

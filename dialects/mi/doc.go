@@ -91,8 +91,9 @@
 // how the mini-app tools keep a row exactly as given. An insert with Docs
 // stores each document (one per row; the engine derived the plan's Rows
 // from it for the gates) with every key, explicit null and number literal
-// as given, after the same schema validation; a key named id, created_at
-// or updated_at is refused. Its returned rows end with the stored
+// as given, after the same schema validation; keys named id, created_at
+// or updated_at are document keys like any other (the row's own columns
+// stay apart, as in mini-app-mcp). Its returned rows end with the stored
 // document, in query.DocColumn. An update with Docs applies its one document
 // to every selected row: as a shallow merge patch (null removes a key, a
 // required field cannot be removed), or with DocReplace as the new

@@ -93,8 +93,23 @@ func TestDocumentsStoredAsGiven(t *testing.T) {
 		t.Fatalf("replace without a required field: %v", err)
 	}
 
-	// Refusals: a row's own columns, a schema type, a non-object.
-	for _, doc := range []string{`{"title":"x","id":"y"}`, `{"title":"x","updated_at":1}`, `{"title":1}`, `[1]`, `{"qty":1}`} {
+	// Keys named as the row's own columns are document keys like any
+	// other, as in mini-app-mcp: the row keeps its own id and timestamps.
+	res = write(t, s, query.Plan{Action: query.Insert, Docs: []json.RawMessage{json.RawMessage(`{"title":"k","id":"y","updated_at":null}`)}})
+	kid := res.Returned[0][0].(string)
+	if got := storedData(t, dir, kid); kid == "y" || got != `{"id":"y","title":"k","updated_at":null}` {
+		t.Fatalf("row %s stored %s", kid, got)
+	}
+	if err := update(`{"id":"z"}`, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := storedData(t, dir, id), `{"id":"z","rank":2,"title":"c","z":null}`; got != want {
+		t.Fatalf("merge of an id key\n got %s\nwant %s", got, want)
+	}
+	write(t, s, query.Plan{Action: query.Delete, Where: cond("id", query.Eq, kid)})
+
+	// Refusals: a schema type, a missing required field, a non-object.
+	for _, doc := range []string{`{"title":1}`, `[1]`, `{"qty":1}`, `{"title":"x"} {}`} {
 		p := query.Plan{Action: query.Insert, Table: "items", Docs: []json.RawMessage{json.RawMessage(doc)}}
 		if _, err := s.Write(context.Background(), &p); fault.KindOf(err) != fault.Invalid {
 			t.Errorf("insert %s: %v", doc, err)

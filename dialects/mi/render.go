@@ -79,7 +79,7 @@ func (Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
 		var objs []map[string]any
 		var err error
 		if len(p.Docs) > 0 {
-			objs, err = docObjects(p, fault.Unsupported)
+			objs, err = docObjects(p)
 		} else {
 			objs, err = insertObjects(p, fault.Unsupported)
 		}
@@ -186,9 +186,10 @@ func insertObjects(p *query.Plan, filled fault.Kind) ([]map[string]any, error) {
 
 // docObjects decodes an insert's documents (query.Plan.Docs), one per row
 // (the engine derived Rows from them, for the gates): each must be a JSON
-// object leaving id and the timestamps to the table (else an error of
-// kind filled). The objects keep every key, null and number as given.
-func docObjects(p *query.Plan, filled fault.Kind) ([]map[string]any, error) {
+// object. The objects keep every key, null and number as given; keys named
+// id, created_at or updated_at are document keys like any other (the row's
+// own columns are apart from its data, as in mini-app-mcp).
+func docObjects(p *query.Plan) ([]map[string]any, error) {
 	if len(p.Rows) > 0 && len(p.Rows) != len(p.Docs) {
 		return nil, fault.New(fault.Internal, "mi: an insert of %d documents and %d rows", len(p.Docs), len(p.Rows))
 	}
@@ -197,11 +198,6 @@ func docObjects(p *query.Plan, filled fault.Kind) ([]map[string]any, error) {
 		obj, err := decodeObject(string(d))
 		if err != nil {
 			return nil, fault.Wrap(fault.Invalid, err, "%sthe document is not a JSON object", docPrefix(p, i))
-		}
-		for k := range obj {
-			if isBuiltin(k) {
-				return nil, filledByDatabase(filled, k)
-			}
 		}
 		objs[i] = obj
 	}

@@ -103,7 +103,7 @@ func (w *writer) prepareInsert(p *query.Plan) ([]map[string]any, []string, error
 	var objs []map[string]any
 	var err error
 	if len(p.Docs) > 0 {
-		objs, err = docObjects(p, fault.Invalid)
+		objs, err = docObjects(p)
 	} else {
 		objs, err = insertObjects(p, fault.Invalid)
 	}
@@ -260,11 +260,6 @@ func (w *writer) docChange(p *query.Plan) (change, error) {
 	doc, err := decodeObject(string(p.Docs[0]))
 	if err != nil {
 		return nil, fault.Wrap(fault.Invalid, err, "the document is not a JSON object")
-	}
-	for k := range doc {
-		if isBuiltin(k) {
-			return nil, filledByDatabase(fault.Invalid, k)
-		}
 	}
 	if p.DocReplace {
 		var keys map[string]bool
