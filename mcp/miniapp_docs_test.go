@@ -114,6 +114,8 @@ func TestMiniAppDocumentsGateway(t *testing.T) {
 	}{
 		{"create", map[string]any{"table": "notes", "data": map[string]any{"title": "x", "extra": 1}},
 			"validation error on field 'extra': unknown field — only schema-registered fields are stored by the gateway"},
+		{"create", map[string]any{"table": "notes", "data": map[string]any{"title": "x", "id": "y"}},
+			"validation error on field 'id': unknown field — only schema-registered fields are stored by the gateway"},
 		{"update", map[string]any{"table": "notes", "id": id, "data": map[string]any{"score": 6}},
 			"validation error on field 'score': unknown field — only schema-registered fields are stored by the gateway"},
 		{"update", map[string]any{"table": "notes", "id": id, "mode": "replace", "data": map[string]any{"title": "y", "body": "b"}},
