@@ -73,7 +73,7 @@ func TestReadCallsEndedSession(t *testing.T) { eachBackend(t, testReadCallsEnded
 // testReadCallsEndedSession: a session ended through the store refuses the
 // next read-only call at once; one ended through another store on the same
 // data directory refuses it once the journal has been written (within
-// readLinger; FlushJournal here), and a call that slipped in before is
+// readLinger; FlushJournal here), and the calls that slipped in before are
 // journaled all the same.
 func testReadCallsEndedSession(t *testing.T) {
 	s, dir := newStore(t)
@@ -118,11 +118,14 @@ func testReadCallsEndedSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	slipped := 0
-	if err := begin(b.ID); err == nil {
-		slipped = 1
-	} else if !ended(err) {
-		t.Fatal(err)
+	for range 3 {
+		if err := begin(b.ID); err == nil {
+			slipped++
+		} else if !ended(err) {
+			t.Fatal(err)
+		}
 	}
+	t.Logf("%d calls slipped in after the end", slipped)
 	if err := s.FlushJournal(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -289,7 +289,15 @@ func (s *Store) writeJournal(batch []*journalOp) {
 			if err := s.lockSessions(ctx, tx, batch); err != nil {
 				return err
 			}
+			// The accepted entries come first (flush puts pending
+			// first), session by session.
+			if err := s.appendAccepted(ctx, prepared{s, tx}, batch); err != nil {
+				return err
+			}
 			for _, op := range batch {
+				if op.accepted {
+					continue
+				}
 				if err := s.applyJournal(ctx, prepared{s, tx}, op); err != nil {
 					return err
 				}
@@ -443,6 +451,61 @@ func (s *Store) applyAccepted(ctx context.Context, tx prepared, op *journalOp) e
 	delete(s.seen, e.SessionID)
 	return tx.QueryRowContext(ctx, insertCallDone, e.SessionID, e.Tool, e.Arguments, stamp, outcome, e.Message, e.Rows, int64(e.Duration),
 		e.SessionID).Scan(&e.Seq)
+}
+
+// appendAccepted writes the entries of the accepted read-only calls of
+// batch, session by session: one read of the session's last Seq and of
+// whether it still takes calls (not ended, same owner), then one plain
+// INSERT per entry with the Seqs that follow, in the order the calls were
+// accepted, and the session's last_seen_at moved once. The calls have run:
+// a session that no longer takes calls (ended through another Store since
+// the writer read it) gets its entries all the same, and the writer
+// forgets it, so that its next call reads it.
+func (s *Store) appendAccepted(ctx context.Context, tx prepared, batch []*journalOp) error {
+	var order []string
+	groups := map[string][]*journalOp{}
+	for _, op := range batch {
+		if op.accepted {
+			id := op.entry.SessionID
+			if groups[id] == nil {
+				order = append(order, id)
+			}
+			groups[id] = append(groups[id], op)
+		}
+	}
+	for _, id := range order {
+		g := groups[id]
+		var last int64
+		var live bool
+		if err := tx.QueryRowContext(ctx, sessionTail, id, id, g[0].identityID, g[0].projectID).Scan(&last, &live); err != nil {
+			return err
+		}
+		var touch *journalOp
+		for i, op := range g {
+			e := &op.entry
+			e.Seq = last + int64(i) + 1
+			var outcome sql.NullString
+			if e.Done {
+				outcome = sql.NullString{String: e.Outcome, Valid: true}
+			}
+			if _, err := tx.ExecContext(ctx, insertEntry, id, e.Seq, e.Tool, e.Arguments, op.at.UnixNano(), outcome, e.Message, e.Rows, int64(e.Duration)); err != nil {
+				return err
+			}
+			if op.touch {
+				touch = op
+			}
+		}
+		if !live {
+			delete(s.seen, id)
+			continue
+		}
+		if touch != nil {
+			if _, err := tx.ExecContext(ctx, touchSession, touch.at.UnixNano(), id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // maxSeenSessions bounds the writer's memory of sessions.

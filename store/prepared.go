@@ -16,7 +16,7 @@ import (
 // statements prepared before it began (preparing one needs a connection
 // of the pool, and a transaction waiting for one while holding the write
 // lock would stall every other writer).
-var hotQueries = []string{selectSession, touchSession, insertCall, insertLiveCall, finishCall, insertLiveDone, insertCallDone}
+var hotQueries = []string{selectSession, touchSession, insertCall, insertLiveCall, finishCall, insertLiveDone, insertCallDone, sessionTail, insertEntry}
 
 const (
 	selectSession = `SELECT ` + sessionCols + sessionFrom + ` WHERE s.id = ?`
@@ -46,6 +46,15 @@ FROM sessions s WHERE s.id = ? AND s.identity_id = ? AND s.project_id = ? AND s.
 AND (s.idle_ns = 0 OR s.last_seen_at + s.idle_ns > ?) RETURNING seq`
 	insertCallDone = `INSERT INTO session_calls (session_id, seq, tool, arguments, started_at, outcome, message, rows_count, duration_ns)
 SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, ?, ?, ? FROM session_calls WHERE session_id = ? RETURNING seq`
+	// sessionTail is a session's last Seq (0 for none) and whether it
+	// takes calls of an identity in a project: not ended. Arguments:
+	// session, session, identity, project.
+	sessionTail = `SELECT (SELECT COALESCE(MAX(seq), 0) FROM session_calls WHERE session_id = ?),
+EXISTS (SELECT 1 FROM sessions WHERE id = ? AND identity_id = ? AND project_id = ? AND ended_at IS NULL)`
+	// insertEntry appends an entry with its Seq and its outcome (NULL
+	// while the call runs).
+	insertEntry = `INSERT INTO session_calls (session_id, seq, tool, arguments, started_at, outcome, message, rows_count, duration_ns)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	finishCall = `UPDATE session_calls SET outcome = ?, message = ?, rows_count = ?, duration_ns = ?
 WHERE session_id = ? AND seq = ?`
 )
