@@ -128,7 +128,12 @@ func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) ht
 						if v != nil {
 							attrs = append(attrs, slog.Bool("aborted", true))
 						}
-						log.LogAttrs(ctx, level, "request", attrs...)
+						// A record of its own, without the caller's pc
+						// (Logger.LogAttrs walks the stack for it; the
+						// line never shows it).
+						rec := slog.NewRecord(time.Now(), level, "request", 0)
+						rec.AddAttrs(attrs...)
+						_ = log.Handler().Handle(ctx, rec)
 					}
 				}
 				if v != nil {
