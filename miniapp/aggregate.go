@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/dialects/mi"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
 )
@@ -415,6 +416,9 @@ func (s *Service) aggregate(ctx context.Context, p *auth.Principal, names []stri
 		}
 		targets[i] = t
 	}
+	if s.cfg.Mounted {
+		return s.fileAggregate(ctx, p, targets, filter, agg)
+	}
 	scalarAgg := agg
 	if agg.Kind == "group_by" {
 		scalarAgg = agg.Inner
@@ -477,6 +481,105 @@ func (s *Service) aggregate(ctx context.Context, p *auth.Principal, names []stri
 		return aggResult{"groups", out}, nil
 	}
 	return aggResult{"value", total.value(agg)}, nil
+}
+
+// fileAggregate is the drop-in mode's aggregate: mini-app-mcp's own
+// statement over the table files (mi.AggregateFiles), so every answer is
+// upstream's: having tests any field on the row SQLite keeps for the
+// group (its first in scan order, or the one holding the least or
+// greatest value under min or max), array_contains and
+// array_not_contains work there, and sum, avg, min and max take any field
+// as SQLite takes it (text sums as 0, min and max order null < numbers <
+// text). The filter and having were validated against the first source's
+// schema; their values are bound as mini-app-mcp binds them. The
+// permission gates still decide whether the caller may read each source.
+func (s *Service) fileAggregate(ctx context.Context, p *auth.Principal, targets []*target, filter json.RawMessage, agg *aggregator) (any, error) {
+	fa := mi.FileAggregate{}
+	for _, t := range targets {
+		if err := s.allowed(ctx, p, t, query.Read); err != nil {
+			return nil, err
+		}
+		fa.Files = append(fa.Files, mi.DBPath(t.dir, t.table))
+	}
+	first := targets[0]
+	var err error
+	if fa.Where, err = upstreamExpr(first, filter); err != nil {
+		return nil, err
+	}
+	sc := agg
+	if agg.Kind == "group_by" {
+		fa.GroupBy = agg.byField()
+		if fa.Having, err = upstreamExpr(first, agg.Having); err != nil {
+			return nil, err
+		}
+		sc = agg.Inner
+	}
+	if sc != nil {
+		fa.Func, fa.Field = query.AggFunc(sc.Kind), sc.field()
+	}
+	rows, err := mi.AggregateFiles(ctx, fa)
+	if err != nil {
+		return nil, err
+	}
+	switch agg.Kind {
+	case "count":
+		var n any = int64(0)
+		if len(rows) == 1 {
+			n = jsonValue(rows[0][0])
+		}
+		return aggResult{"count", n}, nil
+	case "group_by":
+		out := make([]group, 0, len(rows))
+		for _, r := range rows {
+			n, _ := r[1].(int64)
+			g := group{Key: jsonValue(r[0]), Count: n}
+			if sc != nil {
+				v := jsonValue(r[2])
+				g.Value = &v
+			}
+			out = append(out, g)
+		}
+		return aggResult{"groups", out}, nil
+	}
+	var v any
+	if len(rows) == 1 {
+		v = jsonValue(rows[0][0])
+	}
+	return aggResult{"value", v}, nil
+}
+
+// upstreamExpr is a (validated) ListFilter as mini-app-mcp binds it: eq
+// and in values of a number field as reals, of a boolean field as
+// booleans; nil when raw is absent or null.
+func upstreamExpr(t *target, raw json.RawMessage) (query.Expr, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	e, err := t.toExpr(raw)
+	if err != nil {
+		return nil, err
+	}
+	err = query.Walk(e, func(c *query.Cond) error {
+		if c.Op != query.Eq && c.Op != query.In {
+			return nil
+		}
+		fi, _ := t.info.Field(c.Column)
+		for i, a := range c.Args {
+			text, _ := a.(string)
+			switch fi.Type {
+			case "number":
+				f, err := strconv.ParseFloat(text, 64)
+				if err != nil {
+					return validationErr(c.Column, fmt.Sprintf("filter number value for field '%s' is out of f64 range", c.Column))
+				}
+				c.Args[i] = f
+			case "boolean":
+				c.Args[i] = text == "true"
+			}
+		}
+		return nil
+	})
+	return e, err
 }
 
 // Result column names of the aggregate reads; aliasFor keeps them apart

@@ -1699,3 +1699,105 @@ func replayLogs(c replayConn) string {
 	}
 	return ""
 }
+
+// query_aggregate as mini-app-mcp computes it, replayed on a directory of
+// its own. Upstream (crates/core/src/aggregator.rs) attaches every source
+// file to one connection and runs one statement over their rows chained
+// with UNION ALL, in source order:
+//
+//	SELECT json_extract(data, '$.<by_field>') AS group_key, COUNT(*), <inner or COUNT(*)>
+//	FROM (SELECT id, data, created_at, updated_at FROM db_0.rows [WHERE …] UNION ALL …)
+//	GROUP BY group_key HAVING <ListFilter SQL over data>
+//
+// so the expected answers follow SQLite: having reads data as a bare
+// column, which is the group's first row in that chain (files in source
+// order, each in insertion order), or with one min or max aggregate the
+// row holding the least or greatest value; array_contains is EXISTS over
+// json_each of the field; SUM and AVG over text count it as 0 and answer a
+// real (serde_json writes 0.0), MIN and MAX order null < numbers < text
+// (an array is its JSON text). The texts are compared byte for byte.
+func init() {
+	replayScenarios = append(replayScenarios,
+		replayScenario{"query_aggregate over upstream's statement", func(t *testing.T, e *replayEnv) {
+			a := aggEnv(t, e)
+			src := func(names ...string) map[string]any {
+				if len(names) == 1 {
+					return map[string]any{"kind": "single", "value": names[0]}
+				}
+				v := make([]any, len(names))
+				for i, n := range names {
+					v[i] = n
+				}
+				return map[string]any{"kind": "multi", "value": v}
+			}
+			scalar := func(kind, field string) map[string]any { return map[string]any{"kind": kind, "field": field} }
+			groupBy := func(having map[string]any, inner map[string]any) map[string]any {
+				g := map[string]any{"kind": "group_by", "by_field": "tag", "having": having}
+				if inner != nil {
+					g["inner"] = inner
+				}
+				return g
+			}
+			eq := func(f string, v any) map[string]any { return map[string]any{"type": "eq", "field": f, "value": v} }
+			check := func(t *testing.T, sources, aggregator map[string]any, want string) {
+				t.Helper()
+				if got := a.ok(t, "query_aggregate", map[string]any{"sources": sources, "aggregator": aggregator}); got != want {
+					t.Fatalf("query_aggregate %v %v:\n got %s\nwant %s", sources, aggregator, got, want)
+				}
+			}
+			t.Run("query_aggregate having on a non-group field", func(t *testing.T) {
+				// a's first row holds 4, its second 6; b's only row 5.
+				check(t, src("sales"), groupBy(eq("amount", 4), scalar("sum", "amount")), `{"kind":"groups","value":[{"key":"a","count":2,"value":10}]}`)
+				check(t, src("sales"), groupBy(eq("amount", 6), scalar("sum", "amount")), `{"kind":"groups","value":[]}`)
+			})
+			t.Run("having with max tests the row holding the greatest value", func(t *testing.T) {
+				check(t, src("sales"), groupBy(eq("amount", 6), scalar("max", "amount")), `{"kind":"groups","value":[{"key":"a","count":2,"value":6}]}`)
+				check(t, src("sales"), groupBy(eq("amount", 4), scalar("max", "amount")), `{"kind":"groups","value":[]}`)
+			})
+			t.Run("having over several sources follows their UNION ALL order", func(t *testing.T) {
+				// more first: a's first row is more's (1); sales first: sales' (4).
+				check(t, src("more", "sales"), groupBy(eq("amount", 1), scalar("sum", "amount")), `{"kind":"groups","value":[{"key":"a","count":3,"value":11}]}`)
+				check(t, src("sales", "more"), groupBy(eq("amount", 1), scalar("sum", "amount")), `{"kind":"groups","value":[]}`)
+			})
+			t.Run("array_contains and array_not_contains in having", func(t *testing.T) {
+				has := func(op string) map[string]any { return map[string]any{"type": op, "field": "labels", "value": "y"} }
+				check(t, src("sales"), groupBy(has("array_contains"), nil), `{"kind":"groups","value":[{"key":"b","count":1}]}`)
+				check(t, src("sales"), groupBy(has("array_not_contains"), nil), `{"kind":"groups","value":[{"key":"a","count":2}]}`)
+				// c's row (from more) has no labels: json_each yields nothing.
+				check(t, src("sales", "more"), groupBy(has("array_not_contains"), nil), `{"kind":"groups","value":[{"key":"a","count":3},{"key":"c","count":1}]}`)
+			})
+			t.Run("sum over a string field counts it as 0", func(t *testing.T) {
+				check(t, src("sales"), scalar("sum", "tag"), `{"kind":"value","value":0.0}`)
+				check(t, src("sales", "more"), scalar("avg", "tag"), `{"kind":"value","value":0.0}`)
+				check(t, src("sales"), groupBy(nil, scalar("sum", "tag")), `{"kind":"groups","value":[{"key":"a","count":2,"value":0.0},{"key":"b","count":1,"value":0.0}]}`)
+			})
+			t.Run("min and max over non-number fields in SQLite's order", func(t *testing.T) {
+				check(t, src("sales"), scalar("min", "tag"), `{"kind":"value","value":"a"}`)
+				check(t, src("sales", "more"), scalar("max", "tag"), `{"kind":"value","value":"c"}`)
+				check(t, src("sales"), scalar("min", "labels"), `{"kind":"value","value":"[\"x\"]"}`)
+			})
+		}},
+	)
+}
+
+// aggEnv is the replay env of the aggregate behaviours: sales and more,
+// their rows written in a known order, served by a process of its own on
+// e's transport.
+func aggEnv(t *testing.T, e *replayEnv) *replayEnv {
+	work := t.TempDir()
+	a := &replayEnv{tr: e.tr, work: work, user: filepath.Join(work, "user"), ids: map[string]string{}}
+	a.env = []string{"MINI_APP_USER_DIR=" + a.user, "MINI_APP_PROJECT_DIR=" + filepath.Join(work, "no-project")}
+	at := func(data string) seedEntry { return seedEntry{at: histT0, op: "create", data: data} }
+	for name, docs := range map[string][]string{
+		"sales": {`{"amount":4,"labels":["x"],"tag":"a"}`, `{"amount":6,"labels":["y"],"tag":"a"}`, `{"amount":5,"labels":["y"],"tag":"b"}`},
+		"more":  {`{"amount":1,"labels":["x"],"tag":"a"}`, `{"amount":2,"tag":"c"}`},
+	} {
+		db := plainTable(t, a.user, name, "table: "+name+"\nfields:\n  - name: tag\n    type: string\n  - name: amount\n    type: number\n  - name: labels\n    type: array\n")
+		for _, d := range docs {
+			plainRow(t, db, name, at(d))
+		}
+		db.Close()
+	}
+	a.c = e.tr.open(t, work, a.env, "2025-03-26")
+	return a
+}
