@@ -151,3 +151,113 @@ func TestRESTDialectGaps(t *testing.T) {
 		})
 	}
 }
+
+// TestRESTScopedUpsertMariaDB attacks a row-scoped writer's merge upsert on
+// MariaDB (ON DUPLICATE KEY UPDATE with every assignment guarded by the
+// scope) over real HTTP: a key that exists outside the scope is left as it
+// was (the admin reads it back unchanged) and neither counted nor shown; a
+// key inside the scope is merged; in one batch only the row inside the
+// scope is affected; a row the scope does not hold is never created. A
+// caller whose roles' scopes (ORed) tie two merged columns is refused (400
+// UNSUPPORTED, nothing written): MariaDB's left-to-right assignments could
+// leave such a merge half done.
+func TestRESTScopedUpsertMariaDB(t *testing.T) {
+	g := newGateway(t, engine.Config{})
+	ctx := context.Background()
+	name := g.dialectDBs("sup", map[string][]string{
+		"ma": {`CREATE TABLE {db}.item (id bigint PRIMARY KEY, dept varchar(10) NOT NULL, name varchar(20), qty int, secret varchar(20))`},
+	})
+	all := []store.Template{{Name: "all", Rules: []store.Rule{{Object: "*/*/item", Actions: []string{"create", "read", "update", "delete"}}}}}
+	if err := g.st.ReplacePolicy(ctx, g.proj.ID, store.Policy{
+		Templates: all,
+		Bindings:  []store.Binding{{Role: "dept-a", Templates: []string{"all"}}, {Role: "a", Templates: []string{"all"}}, {Role: "x", Templates: []string{"all"}}},
+		Scopes: []store.Scope{
+			{Role: "dept-a", Object: "*/*/item", Filter: "dept=eq.a&qty=lt.100"},
+			{Role: "a", Object: "*/*/item", Filter: "dept=eq.a"},
+			{Role: "x", Object: "*/*/item", Filter: "name=eq.x"},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	space, _ := g.st.Space(ctx, g.proj.ID, "main")
+	for _, id := range []store.Identity{{Name: "ada", Roles: []string{"dept-a"}}, {Name: "orla", Roles: []string{"a", "x"}}} {
+		id.ProjectID, id.SpaceID, id.Kind, id.KeyType, id.Enabled = g.proj.ID, space.ID, "user", "crud", true
+		if _, err := g.st.CreateIdentity(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ada, orla := g.mint("ada", auth.MintOptions{}), g.mint("orla", auth.MintOptions{})
+	path := auto + "/ma/" + name + "/item"
+	g.waitFor("/ma/" + name + "/item?ps=1&pg=0")
+	expect(t, g.do("POST", path, g.admin, []map[string]any{
+		{"id": 1, "dept": "a", "name": "one", "qty": 1, "secret": "s1"},
+		{"id": 2, "dept": "a", "name": "two", "qty": 2, "secret": "s2"},
+		{"id": 3, "dept": "b", "name": "three", "qty": 3, "secret": "s3"},
+		{"id": 4, "dept": "a", "name": "four", "qty": 400, "secret": "s4"},
+	}), 201)
+	row := func(t *testing.T, id int) string {
+		t.Helper()
+		r := g.do("GET", fmt.Sprintf("%s?ps=10&pg=0&id=eq.%d", path, id), g.admin, nil)
+		expect(t, r, 200)
+		return fmt.Sprint(r.data(t))
+	}
+	affected := func(t *testing.T, r reply) string {
+		t.Helper()
+		expect(t, r, 201)
+		return fmt.Sprint(r.json(t)["rows_affected"])
+	}
+
+	t.Run("outside the scope: unchanged, not shown", func(t *testing.T) {
+		for _, id := range []int{3, 4} { // dept b; dept a but qty 400
+			r := g.do("POST", path+"?on_conflict=id", ada, map[string]any{"id": id, "dept": "a", "name": "stolen", "qty": 7, "secret": "mine"})
+			if n := affected(t, r); n != "0" || strings.Contains(string(r.body), "s3") || strings.Contains(string(r.body), "s4") {
+				t.Errorf("upsert of id %d outside the scope: %s", id, r.body)
+			}
+		}
+		if got := row(t, 3); got != "[map[dept:b id:3 name:three qty:3 secret:s3]]" {
+			t.Errorf("row 3 outside the scope changed: %s", got)
+		}
+		if got := row(t, 4); got != "[map[dept:a id:4 name:four qty:400 secret:s4]]" {
+			t.Errorf("row 4 outside the scope changed: %s", got)
+		}
+	})
+	t.Run("inside the scope: merged", func(t *testing.T) {
+		r := g.do("POST", path+"?on_conflict=id", ada, map[string]any{"id": 2, "dept": "a", "name": "deux", "qty": 22, "secret": "t2"})
+		if n := affected(t, r); n != "1" || fmt.Sprint(r.data(t)) != "[map[dept:a id:2 name:deux qty:22 secret:t2]]" {
+			t.Errorf("merge inside the scope: %s", r.body)
+		}
+		if got := row(t, 2); got != "[map[dept:a id:2 name:deux qty:22 secret:t2]]" {
+			t.Errorf("row 2 after the merge: %s", got)
+		}
+	})
+	t.Run("a batch across the scope", func(t *testing.T) {
+		r := g.do("POST", path+"?on_conflict=id", ada, []map[string]any{
+			{"id": 1, "dept": "a", "name": "uno", "qty": 11, "secret": "u1"},
+			{"id": 3, "dept": "a", "name": "stolen", "qty": 33, "secret": "u3"},
+			{"id": 5, "dept": "a", "name": "five", "qty": 5, "secret": "u5"},
+		})
+		if n := affected(t, r); n != "2" || strings.Contains(string(r.body), "s3") || strings.Contains(string(r.body), "stolen") {
+			t.Errorf("batch: %s", r.body)
+		}
+		if got := row(t, 1) + row(t, 3) + row(t, 5); got != "[map[dept:a id:1 name:uno qty:11 secret:u1]]"+
+			"[map[dept:b id:3 name:three qty:3 secret:s3]][map[dept:a id:5 name:five qty:5 secret:u5]]" {
+			t.Errorf("rows after the batch: %s", got)
+		}
+	})
+	t.Run("a row outside the scope is not created", func(t *testing.T) {
+		expect(t, g.do("POST", path+"?on_conflict=id", ada, map[string]any{"id": 6, "dept": "b", "name": "out"}), 403)
+		if got := row(t, 6); got != "[]" {
+			t.Errorf("created outside the scope: %s", got)
+		}
+	})
+	t.Run("an OR across merged columns is refused", func(t *testing.T) {
+		before := row(t, 1)
+		r := g.do("POST", path+"?on_conflict=id", orla, map[string]any{"id": 1, "dept": "b", "name": "x"})
+		if expect(t, r, 400); !strings.Contains(string(r.body), "UNSUPPORTED") {
+			t.Errorf("merge under an OR scope: %s", r.body)
+		}
+		if got := row(t, 1); got != before {
+			t.Errorf("a refused merge wrote: %s, was %s", got, before)
+		}
+	})
+}

@@ -163,8 +163,6 @@ func TestConformance(t *testing.T) {
 		MaxInsertValues: 65535,
 		Lacks: dialecttest.Lacks{
 			Array: "MariaDB and MySQL have no array type",
-			ScopedUpsert: "ON DUPLICATE KEY UPDATE takes no condition: MariaDB cannot limit an upsert's update " +
-				"to the existing rows of a row scope",
 		},
 	}
 	if !uuid {

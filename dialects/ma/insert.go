@@ -23,7 +23,10 @@ const maxChunkBytes = 4 << 20
 
 // insert runs an insert plan: with RETURNING * where the server has it
 // (MariaDB 10.5+), one statement per chunk of rows, the chunks in one
-// transaction; otherwise through insertReadBack.
+// transaction; otherwise through insertReadBack. A merge under a row
+// scope answers, and counts as affected, only the rows inside the scope
+// after it (see renderScopedMerge): a conflicting row outside it is left
+// as it was and not shown.
 func (s *Source) insert(ctx context.Context, p *query.Plan, meta *tableMeta) (dialects.WriteResult, error) {
 	info, err := s.serverInfo(ctx)
 	if err != nil {
@@ -41,7 +44,8 @@ func (s *Source) insert(ctx context.Context, p *query.Plan, meta *tableMeta) (di
 			return dialects.WriteResult{}, err
 		}
 	}
-	chunks := chunkRows(p, maxParams, maxChunkBytes)
+	scoped := scopedMerge(p)
+	chunks := chunkRows(p, max(maxParams-scopeArgs(p), 1), maxChunkBytes)
 	stmts := make([]dialects.Stmt, len(chunks))
 	for i, c := range chunks {
 		if stmts[i], err = (Dialect{}).Render(c); err != nil {
@@ -61,12 +65,37 @@ func (s *Source) insert(ctx context.Context, p *query.Plan, meta *tableMeta) (di
 					r.closeAll()
 					return err
 				}
+				if scoped {
+					// The last column: is the row inside the scope?
+					in, last := false, len(vals)-1
+					if last < 0 {
+						r.closeAll()
+						return fault.New(fault.Internal, "ma: a scoped merge returned no columns")
+					}
+					switch x := vals[last].(type) {
+					case int64:
+						in = x == 1
+					case uint64:
+						in = x == 1
+					case string:
+						in = x == "1"
+					case []byte:
+						in = string(x) == "1"
+					}
+					if !in {
+						continue // a conflicting row outside the scope, left as it was
+					}
+					vals = vals[:last]
+				}
 				res.Returned = append(res.Returned, append([]any(nil), vals...))
 			}
 			if err := r.Close(); err != nil {
 				return err
 			}
 			res.Columns = r.cols
+			if scoped && len(res.Columns) > 0 {
+				res.Columns = res.Columns[:len(res.Columns)-1]
+			}
 		}
 		return nil
 	}

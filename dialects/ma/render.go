@@ -87,9 +87,16 @@ func (Dialect) Name() string { return "ma" }
 // An update that answers its rows (query.Plan.Return) is no one statement:
 // MariaDB has no UPDATE … RETURNING, and Source reads the rows back by
 // primary key in the update's transaction (see updateReturning).
+//
+// An upsert that merges under a row scope (the plan's Where) guards each
+// assignment of ON DUPLICATE KEY UPDATE with the scope and answers, last,
+// whether each returned row is inside it (see renderScopedMerge).
 func (d Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
 	if p != nil && p.Action == query.Update && p.Return {
 		return dialects.Stmt{}, fault.New(fault.Unsupported, "return=rows on update is not one statement on MariaDB (it has no UPDATE … RETURNING): the source reads the updated rows back by primary key")
+	}
+	if scopedMerge(p) {
+		return d.renderScopedMerge(p)
 	}
 	if d.NoReturning {
 		return mySQL.Render(p)
