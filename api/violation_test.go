@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/dialects/mi"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/store"
 )
@@ -39,6 +40,9 @@ func TestConstraintErrorsNameNothingHidden(t *testing.T) {
 			`CREATE TABLE {db}.kids2 (id int AUTO_INCREMENT PRIMARY KEY, name varchar(40) NULL, vault_secret varchar(10) NOT NULL) ENGINE=InnoDB`,
 		},
 	})
+	if err := mi.CreateTable(g.dir+"/mini-app/app", "kids2", []byte(vaultSchema)); err != nil {
+		t.Fatal(err)
+	}
 	pol := store.Policy{
 		Templates: []store.Template{{Name: "clerk", Rules: []store.Rule{
 			{Object: "*/*/kids", Actions: []string{"create", "read", "update", "delete"}, Columns: []string{"id", "name", "qty", "parent_id"}},
@@ -56,6 +60,19 @@ func TestConstraintErrorsNameNothingHidden(t *testing.T) {
 	}
 	cleo := g.mint("cleo", auth.MintOptions{})
 
+	t.Run("mi", func(t *testing.T) {
+		// A mini-app table validates the whole stored document: a required
+		// field the clerk cannot see is missing from every write it makes.
+		g.waitFor("/mi/app/kids2?ps=1&pg=0")
+		r := g.do("POST", auto+"/mi/app/kids2", cleo, map[string]any{"name": "a"})
+		if r.status != 400 || strings.Contains(strings.ToLower(string(r.body)), "vault") {
+			t.Fatalf("hidden required field: %d %s", r.status, r.body)
+		}
+		r = g.do("POST", auto+"/mi/app/kids2", g.admin, map[string]any{"name": "a"})
+		if r.status != 400 || !strings.Contains(r.errorMessage(t), "vault_secret") {
+			t.Fatalf("the admin, who sees the field, is not told its name: %d %s", r.status, r.body)
+		}
+	})
 	for _, typ := range []string{"pg", "ma"} {
 		t.Run(typ, func(t *testing.T) {
 			kids := auto + "/" + typ + "/" + name + "/kids"
@@ -94,3 +111,12 @@ func TestConstraintErrorsNameNothingHidden(t *testing.T) {
 		})
 	}
 }
+
+const vaultSchema = `table: kids2
+fields:
+  - name: name
+    type: string
+  - name: vault_secret
+    type: string
+    required: true
+`

@@ -30,7 +30,10 @@ const (
 type Violation struct {
 	Kind   ViolationKind
 	Column string
-	Err    error
+	// Named, when not empty, is the dialect's own message naming Column,
+	// told instead of ColumnMessage's wording to a caller who may see it.
+	Named string
+	Err   error
 }
 
 // Error is the database's own message, for the log only.
@@ -55,6 +58,9 @@ func (v *Violation) Message() string {
 
 // ColumnMessage is the message naming column, for a caller who may see it.
 func (v *Violation) ColumnMessage(column string) string {
+	if v.Named != "" {
+		return v.Named
+	}
 	if v.Kind == NotNullViolation {
 		return "column \"" + column + "\" requires a value"
 	}

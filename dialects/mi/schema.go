@@ -147,18 +147,21 @@ func (s *schema) column(name string) (dialects.Column, bool) {
 
 // validate checks a row's data object as mini-app-mcp does: in field order,
 // a required field must be present and non-null, a present non-null value
-// must have the field's JSON type. Unknown keys are accepted.
+// must have the field's JSON type. Unknown keys are accepted. The document
+// holds fields a caller's template may hide, so a refusal is a
+// dialects.Violation: the engine tells its field's name (Named) only to a
+// caller who may see the field.
 func (s *schema) validate(obj map[string]any) *fault.Error {
 	for _, f := range s.Fields {
 		v, ok := obj[f.Name]
 		if !ok || v == nil {
 			if f.Required {
-				return fault.New(fault.Invalid, "field %q: required field missing", f.Name)
+				return violation(dialects.NotNullViolation, f.Name, fmt.Sprintf("field %q: required field missing", f.Name))
 			}
 			continue
 		}
 		if got := jsonType(v); got != f.Type {
-			return fault.New(fault.Invalid, "field %q: expected type '%s', got '%s'", f.Name, f.Type, got)
+			return violation(dialects.CheckViolation, f.Name, fmt.Sprintf("field %q: expected type '%s', got '%s'", f.Name, f.Type, got))
 		}
 	}
 	return nil
@@ -172,4 +175,22 @@ func (s *schema) required(name string) bool {
 		}
 	}
 	return false
+}
+
+// violation is the Invalid fault of a document the schema refuses over
+// field: named is mini-app-mcp's message, which names the field.
+func violation(kind dialects.ViolationKind, field, named string) *fault.Error {
+	v := &dialects.Violation{Kind: kind, Column: field, Named: named, Err: errors.New(named)}
+	return fault.Wrap(fault.Invalid, v, "%s", v.Message())
+}
+
+// prefixed puts prefix (which row of several) before both of ferr's
+// messages: the one any caller reads and the one naming the field.
+func prefixed(ferr *fault.Error, prefix string) *fault.Error {
+	ferr.Message = prefix + ferr.Message
+	var v *dialects.Violation
+	if errors.As(ferr, &v) && v.Named != "" {
+		v.Named = prefix + v.Named
+	}
+	return ferr
 }

@@ -113,8 +113,7 @@ func (w *writer) prepareInsert(p *query.Plan) ([]map[string]any, []string, error
 	data := make([]string, len(objs))
 	for i, obj := range objs {
 		if ferr := w.sc.validate(obj); ferr != nil {
-			ferr.Message = rowPrefix(p, i) + ferr.Message
-			return nil, nil, ferr
+			return nil, nil, prefixed(ferr, rowPrefix(p, i))
 		}
 		if data[i], err = encodeJSON(obj); err != nil {
 			return nil, nil, fault.Wrap(fault.Invalid, err, "%srow cannot be stored as JSON", rowPrefix(p, i))
