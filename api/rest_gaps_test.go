@@ -244,6 +244,24 @@ func TestRESTScopedUpsertMariaDB(t *testing.T) {
 			t.Errorf("rows after the batch: %s", got)
 		}
 	})
+	t.Run("ignore: a kept row outside the scope is not shown", func(t *testing.T) {
+		// MariaDB answers the rows an ignoring upsert kept as well as the
+		// ones it wrote; row 3 (dept b) is one the writer may not read.
+		r := g.do("POST", path+"?on_conflict=id&resolution=ignore", ada, []map[string]any{
+			{"id": 3, "dept": "a", "name": "stolen", "qty": 1},
+			{"id": 8, "dept": "a", "name": "eight", "qty": 8},
+		})
+		expect(t, r, 201)
+		if strings.Contains(string(r.body), "three") || strings.Contains(string(r.body), "s3") {
+			t.Errorf("an ignoring upsert showed a row outside the scope: %s", r.body)
+		}
+		if got := row(t, 3); got != "[map[dept:b id:3 name:three qty:3 secret:s3]]" {
+			t.Errorf("row 3 changed by an ignoring upsert: %s", got)
+		}
+		if got := row(t, 8); got != "[map[dept:a id:8 name:eight qty:8 secret:<nil>]]" {
+			t.Errorf("row 8 not written by an ignoring upsert: %s", got)
+		}
+	})
 	t.Run("a row outside the scope is not created", func(t *testing.T) {
 		expect(t, g.do("POST", path+"?on_conflict=id", ada, map[string]any{"id": 6, "dept": "b", "name": "out"}), 403)
 		if got := row(t, 6); got != "[]" {

@@ -24,6 +24,10 @@ import (
 // conflicting row outside the scope is left as it is. A dialect that cannot
 // limit the update refuses the plan (sqlgen.UpsertOnDuplicateKey).
 //
+// An upsert that ignores duplicates gets the caller's read scope as its
+// Where (ignoreScope): a source that answers the conflicting rows it kept
+// (MariaDB's RETURNING does) answers only those the caller may read.
+//
 // A write that returns its rows returns only the columns the caller may
 // read; the caller must hold read on the table.
 func (e *Engine) writeOptions(ctx context.Context, p *auth.Principal, plan *query.Plan, object string, g *grant) error {
@@ -63,6 +67,8 @@ func (e *Engine) writeOptions(ctx context.Context, p *auth.Principal, plan *quer
 				}
 				plan.Where = ug.scope
 			}
+		} else if err := e.ignoreScope(p, plan, object, g); err != nil {
+			return err
 		}
 	}
 	if plan.Action == query.Insert {
@@ -85,5 +91,24 @@ func (e *Engine) writeOptions(ctx context.Context, p *auth.Principal, plan *quer
 			plan.Columns = append(plan.Columns, c.Name)
 		}
 	}
+	return nil
+}
+
+// ignoreScope sets the Where of an upsert with resolution=ignore to the
+// caller's read scope, its values coerced against the table as every scope
+// is. The conflicting rows such an insert keeps were not written by the
+// caller, so answering them is a read: a dialect whose statement answers
+// them (MariaDB) must answer only the rows inside Where; the others never
+// answer a kept row and leave Where unused. A caller without read gets no
+// rows back at all (execute), so its Where stays nil.
+func (e *Engine) ignoreScope(p *auth.Principal, plan *query.Plan, object string, g *grant) error {
+	rg, err := e.authz.Authorize(p.Subject(), object, query.Read)
+	if err != nil || rg.Scope == nil {
+		return nil
+	}
+	if err := query.Walk(rg.Scope, func(c *query.Cond) error { return coerceCond(c, g.table) }); err != nil {
+		return permissions.Refusal(p.Roles)
+	}
+	plan.Where = rg.Scope
 	return nil
 }

@@ -26,7 +26,9 @@ const maxChunkBytes = 4 << 20
 // transaction; otherwise through insertReadBack. A merge under a row
 // scope answers, and counts as affected, only the rows inside the scope
 // after it (see renderScopedMerge): a conflicting row outside it is left
-// as it was and not shown.
+// as it was and not shown. An upsert that keeps conflicting rows for a
+// read-scoped caller answers only the rows inside the read scope
+// (renderScopedIgnore).
 func (s *Source) insert(ctx context.Context, p *query.Plan, meta *tableMeta) (dialects.WriteResult, error) {
 	info, err := s.serverInfo(ctx)
 	if err != nil {
@@ -44,7 +46,7 @@ func (s *Source) insert(ctx context.Context, p *query.Plan, meta *tableMeta) (di
 			return dialects.WriteResult{}, err
 		}
 	}
-	scoped := scopedMerge(p)
+	scoped := scopedMerge(p) || scopedIgnore(p)
 	chunks := chunkRows(p, max(maxParams-scopeArgs(p), 1), maxChunkBytes)
 	stmts := make([]dialects.Stmt, len(chunks))
 	for i, c := range chunks {

@@ -90,13 +90,18 @@ func (Dialect) Name() string { return "ma" }
 //
 // An upsert that merges under a row scope (the plan's Where) guards each
 // assignment of ON DUPLICATE KEY UPDATE with the scope and answers, last,
-// whether each returned row is inside it (see renderScopedMerge).
+// whether each returned row is inside it (see renderScopedMerge); one that
+// keeps duplicates for a read-scoped caller answers the same column
+// (renderScopedIgnore).
 func (d Dialect) Render(p *query.Plan) (dialects.Stmt, error) {
 	if p != nil && p.Action == query.Update && p.Return {
 		return dialects.Stmt{}, fault.New(fault.Unsupported, "return=rows on update is not one statement on MariaDB (it has no UPDATE … RETURNING): the source reads the updated rows back by primary key")
 	}
 	if scopedMerge(p) {
 		return d.renderScopedMerge(p)
+	}
+	if scopedIgnore(p) && !d.NoReturning {
+		return d.renderScopedIgnore(p)
 	}
 	if d.NoReturning {
 		return mySQL.Render(p)

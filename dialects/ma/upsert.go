@@ -20,6 +20,50 @@ func scopedMerge(p *query.Plan) bool {
 		p.Resolution != query.ResolveIgnore && p.Where != nil && len(mergedColumns(p)) > 0
 }
 
+// scopedIgnore reports whether p is an upsert that keeps conflicting rows
+// for a caller whose reads are row-scoped (query.Plan.Where is the read
+// scope, engine.writeOptions): RETURNING answers the kept rows too, so
+// renderScopedIgnore has the statement tell which are inside the scope.
+func scopedIgnore(p *query.Plan) bool {
+	return p != nil && p.Action == query.Insert && len(p.OnConflict) > 0 &&
+		p.Resolution == query.ResolveIgnore && p.Where != nil
+}
+
+// renderScopedIgnore writes an upsert that keeps conflicting rows, whose
+// RETURNING tells, last, which answered rows are inside the read scope:
+//
+//	INSERT INTO t (…) VALUES (…) ON DUPLICATE KEY UPDATE k = k
+//	RETURNING *, IF(scope, 1, 0) AS minimal_in_scope
+//
+// Source.insert answers only those, so a kept row the caller may not read
+// is not shown.
+func (d Dialect) renderScopedIgnore(p *query.Plan) (dialects.Stmt, error) {
+	ins := *p
+	ins.Where = nil
+	body := mariaDB
+	body.Returning = ""
+	head, err := body.Render(&ins)
+	if err != nil {
+		return dialects.Stmt{}, err
+	}
+	var b sqlgen.Builder
+	b.Init(&mariaDB, nil)
+	b.Str(mariaDB.Returning)
+	b.Str(", IF(")
+	b.Expr(p.Where, false, true)
+	b.Str(", 1, 0) AS ")
+	b.Ident(inScopeColumn)
+	tail, err := b.Stmt()
+	if err != nil {
+		return dialects.Stmt{}, err
+	}
+	args := append(slices.Clip(head.Args), tail.Args...)
+	if len(args) > maxParams {
+		return dialects.Stmt{}, fault.New(fault.Invalid, "statement has %d values, MariaDB and MySQL accept at most %d", len(args), maxParams)
+	}
+	return dialects.Stmt{SQL: head.SQL + tail.SQL, Args: args}, nil
+}
+
 // mergedColumns are the columns a merge updates: the insert's columns
 // that are not conflict keys.
 func mergedColumns(p *query.Plan) []string {
@@ -180,7 +224,7 @@ func conjuncts(e query.Expr) []query.Expr {
 // its rows' values: the scope's once per merged column and once more for
 // RETURNING.
 func scopeArgs(p *query.Plan) int {
-	if !scopedMerge(p) {
+	if !scopedMerge(p) && !scopedIgnore(p) {
 		return 0
 	}
 	n := 0
@@ -188,5 +232,8 @@ func scopeArgs(p *query.Plan) int {
 		n += len(c.Args)
 		return nil
 	})
+	if scopedIgnore(p) {
+		return n
+	}
 	return n * (len(mergedColumns(p)) + 1)
 }
