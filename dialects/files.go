@@ -6,6 +6,7 @@ import (
 	"io/fs"
 
 	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/query"
 )
 
 // The optional file capabilities of a Source, found by a type assertion
@@ -148,6 +149,47 @@ type AliasStore interface {
 	PutAlias(ctx context.Context, a Alias) (bool, error)
 	// DropAlias removes one; false when there was none.
 	DropAlias(ctx context.Context, name string) (bool, error)
+}
+
+// Definitions is the ability to answer a table's definition as it is
+// stored (for mi, its schema.yaml), read again on every call.
+type Definitions interface {
+	// Definition returns table's definition as stored; NotFound when the
+	// table is not there or its definition does not parse.
+	Definition(ctx context.Context, table string) ([]byte, error)
+}
+
+// SourceTable is one table of a live source.
+type SourceTable struct {
+	Source Source
+	Table  string
+}
+
+// TableAggregate is an aggregate over the rows of one or more tables,
+// chained in order, taken in one statement as mini-app-mcp's
+// query_aggregate takes it (see the mi source's AggregateTables).
+type TableAggregate struct {
+	// Where filters each table's rows (nil: all rows).
+	Where query.Expr
+	// Func and Field are the aggregate: count (no field), or sum, avg,
+	// min or max of a field. Grouped, an empty Func counts the group's
+	// rows.
+	Func  query.AggFunc
+	Field string
+	// GroupBy is the field the rows are grouped by ("": one answer).
+	GroupBy string
+	// Having filters the groups (nil: all groups); only with GroupBy.
+	Having query.Expr
+}
+
+// TableAggregates is the ability to aggregate over several tables at
+// once: tables of this source and of other sources of the same type,
+// each of which resolves its own table (a table's storage never leaves
+// its source). Without GroupBy the answer is one row holding the
+// aggregate; grouped, one row per group: the key, the row count and the
+// aggregate. Cells are int64, float64, string or nil.
+type TableAggregates interface {
+	AggregateTables(ctx context.Context, tables []SourceTable, a TableAggregate) ([][]any, error)
 }
 
 // FileStep names the step of a file capability that failed.

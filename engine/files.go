@@ -16,7 +16,8 @@ import (
 // The engine's entry points to the optional file capabilities of a source
 // (dialects.History, Snapshots, SchemaChanges, AliasStore: the mi source's
 // snapshots, row history, schema.yaml changes, schema_batch and alias
-// store). Each applies the permission gates for the rights its operation
+// store; the read-only Definitions and TableAggregates are in
+// tablefiles.go). Each applies the permission gates for the rights its operation
 // exercises (gates: key_type AND locks, then the templates; an operation
 // that copies or rewrites the whole table also refuses a row scope or a
 // column list), counts and audits a refusal as Execute does, finds the
@@ -45,6 +46,8 @@ const (
 	OpRedefine
 	// OpDrop removes a table's definition: schema and delete.
 	OpDrop
+	// OpDefinition reads a table's definition as stored: read.
+	OpDefinition
 )
 
 // fileRights are the rights of each operation, and whether no row scope or
@@ -53,11 +56,12 @@ var fileRights = map[FileOp]struct {
 	need      []string
 	unbounded bool
 }{
-	OpHistory:  {[]string{store.ActionRead}, false},
-	OpSnapshot: {[]string{store.ActionRead}, true},
-	OpCreate:   {[]string{store.ActionSchema, store.ActionCreate}, false},
-	OpRedefine: {[]string{store.ActionSchema, store.ActionUpdate}, false},
-	OpDrop:     {[]string{store.ActionSchema, store.ActionDelete}, false},
+	OpHistory:    {[]string{store.ActionRead}, false},
+	OpSnapshot:   {[]string{store.ActionRead}, true},
+	OpCreate:     {[]string{store.ActionSchema, store.ActionCreate}, false},
+	OpRedefine:   {[]string{store.ActionSchema, store.ActionUpdate}, false},
+	OpDrop:       {[]string{store.ActionSchema, store.ActionDelete}, false},
+	OpDefinition: {[]string{store.ActionRead}, false},
 }
 
 // The audit log's actions of the file operations.
@@ -137,7 +141,7 @@ func capability[C any](src dialects.Source, what string) (C, error) {
 func (e *Engine) tableCall(ctx context.Context, p *auth.Principal, ref TableRef, op FileOp, audit bool, run func(dialects.Source) (int64, error)) error {
 	r := fileRights[op]
 	action := auditWrite
-	if op == OpHistory || op == OpSnapshot {
+	if op == OpHistory || op == OpSnapshot || op == OpDefinition {
 		action = auditRead
 	}
 	return e.fileCall(ctx, p, ref.Type, ref.Schema, ref.object(), action, r.unbounded, audit, r.need, run)

@@ -11,7 +11,8 @@ import (
 	"strings"
 
 	"github.com/littlebitlabs/minimal/auth"
-	"github.com/littlebitlabs/minimal/dialects/mi"
+	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
 )
@@ -484,22 +485,22 @@ func (s *Service) aggregate(ctx context.Context, p *auth.Principal, names []stri
 }
 
 // fileAggregate is the drop-in mode's aggregate: mini-app-mcp's own
-// statement over the table files (mi.AggregateFiles), so every answer is
+// statement over the tables' stored rows (engine.AggregateTables, which
+// the mi source runs over its table files), so every answer is
 // upstream's: having tests any field on the row SQLite keeps for the
 // group (its first in scan order, or the one holding the least or
 // greatest value under min or max), array_contains and
 // array_not_contains work there, and sum, avg, min and max take any field
 // as SQLite takes it (text sums as 0, min and max order null < numbers <
 // text). The filter and having were validated against the first source's
-// schema; their values are bound as mini-app-mcp binds them. The
-// permission gates still decide whether the caller may read each source.
+// schema; their values are bound as mini-app-mcp binds them. The engine's
+// gates decide whether the caller may read each source whole, and audit
+// the call.
 func (s *Service) fileAggregate(ctx context.Context, p *auth.Principal, targets []*target, filter json.RawMessage, agg *aggregator) (any, error) {
-	fa := mi.FileAggregate{}
-	for _, t := range targets {
-		if err := s.allowed(ctx, p, t, query.Read); err != nil {
-			return nil, err
-		}
-		fa.Files = append(fa.Files, mi.DBPath(t.dir, t.table))
+	var fa dialects.TableAggregate
+	refs := make([]engine.TableRef, len(targets))
+	for i, t := range targets {
+		refs[i] = engine.TableRef{Type: "mi", Schema: t.schema, Table: t.table}
 	}
 	first := targets[0]
 	var err error
@@ -517,7 +518,7 @@ func (s *Service) fileAggregate(ctx context.Context, p *auth.Principal, targets 
 	if sc != nil {
 		fa.Func, fa.Field = query.AggFunc(sc.Kind), sc.field()
 	}
-	rows, err := mi.AggregateFiles(ctx, fa)
+	rows, err := s.eng.AggregateTables(ctx, p, refs, fa)
 	if err != nil {
 		return nil, err
 	}

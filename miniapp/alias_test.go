@@ -55,6 +55,11 @@ func newDropIn(t *testing.T, user, project string, seed ...string) *dropIn {
 		t.Fatal(err)
 	}
 	t.Cleanup(local.Close)
+	for _, dir := range local.Dirs() {
+		if err := mi.CreateFiles(ctx, dir); err != nil { // as cmd/minimal mounts them
+			t.Fatal(err)
+		}
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	eng, err := engine.New(ctx, local.Store, engine.Config{Logger: log, RefreshInterval: time.Second, MissRefresh: time.Millisecond})
 	if err != nil {

@@ -107,7 +107,14 @@ type Local struct {
 	Token  string
 	Config Config
 	dir    string
+	dirs   []string
 }
+
+// Dirs are the scope directories mounted, in mount order. Making each
+// table's file there (mi.CreateFiles, as mini-app-mcp does when it
+// mounts a directory) is the mounting code's setup, not a tool's: package
+// miniapp touches no table file.
+func (l *Local) Dirs() []string { return l.dirs }
 
 // DropIn builds the private control plane under a fresh directory of
 // os.TempDir. The user dir is created as mini-app-mcp creates it; a
@@ -158,10 +165,7 @@ func DropIn(ctx context.Context, c DropInConfig) (_ *Local, err error) {
 		l.Config.DefaultSchema, l.Config.DefaultTable = SchemaLegacy, table
 	}
 	for _, m := range mounts {
-		// Each table's file is made at mount, as mini-app-mcp does.
-		if err := mi.CreateFiles(ctx, m[1]); err != nil {
-			return nil, err
-		}
+		l.dirs = append(l.dirs, m[1])
 		if _, err := l.Store.AddDatabase(ctx, store.Database{ProjectID: proj.ID, Type: "mi", Schema: m[0], DSN: m[1]}); err != nil {
 			return nil, err
 		}
@@ -184,14 +188,7 @@ func legacyDir(tmp, schemaPath, dbPath string) (string, string, error) {
 	if err != nil {
 		return "", "", fault.Wrap(fault.Invalid, err, "config error: MINI_APP_SCHEMA")
 	}
-	probe := filepath.Join(tmp, "probe")
-	if err := os.MkdirAll(filepath.Join(probe, "t"), 0o755); err != nil {
-		return "", "", fault.Wrap(fault.Internal, err, "io error")
-	}
-	if err := os.WriteFile(filepath.Join(probe, "t", "schema.yaml"), b, 0o644); err != nil {
-		return "", "", fault.Wrap(fault.Internal, err, "io error")
-	}
-	info, err := mi.ReadTable(probe, "t")
+	info, err := mi.ParseTable("t", b)
 	if err != nil {
 		return "", "", fault.New(fault.Invalid, "schema parse error: %s", schemaPath)
 	}

@@ -60,6 +60,10 @@ func (s *Service) ReadResource(ctx context.Context, p *auth.Principal, uri strin
 	kind, q, _ := strings.Cut(rest, "?")
 	vals, _ := url.ParseQuery(q)
 	t, err := s.resolve(ctx, p, vals.Get("table"), vals.Get("schema"))
+	if err == nil {
+		// Read from disk on each request, as mini-app-mcp reads it.
+		err = s.described(ctx, p, t)
+	}
 	if err != nil {
 		return "", "", &RPCError{asError(err, vals.Get("table"))}
 	}

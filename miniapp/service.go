@@ -101,7 +101,7 @@ func (s *Service) resolve(ctx context.Context, p *auth.Principal, table, schema 
 				// A table newer than the catalog's cache: a read through
 				// the pipeline makes the catalog look again (and checks
 				// the caller may see it).
-				if _, err := mi.ReadTable(d[1], table); err != nil {
+				if _, err := s.defined(ctx, p, d[0], table); err != nil {
 					continue
 				}
 				pl := &query.Plan{Action: query.Read, Org: p.Org, Project: p.Project, Type: "mi", Schema: d[0], Table: table,
@@ -130,7 +130,7 @@ func (s *Service) find(ctx context.Context, p *auth.Principal, d [2]string, tabl
 		if t.Name != table {
 			continue
 		}
-		info, err := mi.ReadTable(d[1], table)
+		info, err := s.defined(ctx, p, d[0], table)
 		if err != nil {
 			return nil
 		}
@@ -140,6 +140,34 @@ func (s *Service) find(ctx context.Context, p *auth.Principal, d [2]string, tabl
 		}
 		return &target{schema: d[0], table: table, dir: d[1], info: info, visible: vis}
 	}
+	return nil
+}
+
+// defined reads a table's schema.yaml through the engine (Defined: any
+// right on the table; a hidden one is not found), for resolving a tool's
+// table and checking its arguments.
+func (s *Service) defined(ctx context.Context, p *auth.Principal, schema, table string) (*mi.TableInfo, error) {
+	b, err := s.eng.Defined(ctx, p, engine.TableRef{Type: "mi", Schema: schema, Table: table})
+	if err != nil {
+		return nil, err
+	}
+	return mi.ParseTable(table, b)
+}
+
+// described rereads a resolved table's schema.yaml from disk through the
+// engine's gated, audited Definition (the read right on the table), for
+// the answers that show the definition: info and the schema://
+// resources.
+func (s *Service) described(ctx context.Context, p *auth.Principal, t *target) error {
+	b, err := s.eng.Definition(ctx, p, engine.TableRef{Type: "mi", Schema: t.schema, Table: t.table})
+	if err != nil {
+		return err
+	}
+	info, err := mi.ParseTable(t.table, b)
+	if err != nil {
+		return err
+	}
+	t.info = info
 	return nil
 }
 
@@ -161,7 +189,7 @@ func (s *Service) tables(ctx context.Context, p *auth.Principal) ([]*target, err
 			if seen[t.Name] {
 				continue
 			}
-			info, err := mi.ReadTable(d[1], t.Name)
+			info, err := s.defined(ctx, p, d[0], t.Name)
 			if err != nil {
 				continue
 			}

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/littlebitlabs/minimal/auth"
-	"github.com/littlebitlabs/minimal/dialects/mi"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
@@ -254,6 +253,9 @@ func (s *Service) info(ctx context.Context, p *auth.Principal, args json.RawMess
 	}
 	t, err := s.resolve(ctx, p, a.Table, a.Schema)
 	if err != nil {
+		return "", err
+	}
+	if err := s.described(ctx, p, t); err != nil {
 		return "", err
 	}
 	b, err := json.MarshalIndent(infoDoc(t), "", "  ")
@@ -555,8 +557,9 @@ func (s *Service) delete(ctx context.Context, p *auth.Principal, args json.RawMe
 }
 
 // names is the set of table names the caller's mi databases hold, read
-// from the directories as mini-app-mcp's mount scan does. Only the drop-in
-// mode reloads, where the caller is the one local admin.
+// again from the directories (the engine's catalog, refreshed) as
+// mini-app-mcp's mount scan does. Only the drop-in mode reloads, where
+// the caller is the one local admin.
 func (s *Service) names(ctx context.Context, p *auth.Principal) (map[string]bool, error) {
 	dbs, err := s.miDatabases(ctx, p)
 	if err != nil {
@@ -564,12 +567,13 @@ func (s *Service) names(ctx context.Context, p *auth.Principal) (map[string]bool
 	}
 	out := map[string]bool{}
 	for _, d := range dbs {
-		ns, err := mi.TableNames(d[1])
+		s.eng.Refresh(p, "mi", d[0])
+		ts, err := s.eng.Tables(ctx, p, "mi", d[0])
 		if err != nil {
 			return nil, err
 		}
-		for _, n := range ns {
-			out[n] = true
+		for _, t := range ts {
+			out[t.Name] = true
 		}
 	}
 	return out, nil

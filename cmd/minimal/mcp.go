@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/dialects/mi"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/mcp"
@@ -143,6 +144,16 @@ func dropIn(ctx context.Context, hc dropInHTTP, stdin io.Reader, stdout io.Write
 		return err
 	}
 	defer local.Close()
+	// Each table's file is made at mount, as mini-app-mcp makes it when it
+	// mounts a directory. This is the operator's setup of the sources,
+	// before any tool runs and before the engine serves them, so it is
+	// done here and not by package miniapp, whose tools reach table files
+	// only through the engine.
+	for _, dir := range local.Dirs() {
+		if err := mi.CreateFiles(ctx, dir); err != nil {
+			return err
+		}
+	}
 	eng, err := engine.New(ctx, local.Store, engine.Config{StatementTimeout: stmtTimeout, Logger: log,
 		RefreshInterval: time.Second, MissRefresh: time.Millisecond})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -182,7 +183,7 @@ func (r *aggRows) Close() error {
 
 var _ dialects.Rows = (*aggRows)(nil)
 
-// FileAggregate is an aggregate over table files computed as mini-app-mcp
+// fileAggregate is an aggregate over table files computed as mini-app-mcp
 // computes its query_aggregate: every file attached to one fresh
 // connection, each source's rows (filtered by Where) chained with UNION
 // ALL, and the aggregate taken over that chain in one statement. Grouped,
@@ -196,7 +197,7 @@ var _ dialects.Rows = (*aggRows)(nil)
 // or with a min or max aggregate the row that holds the least or greatest
 // value. Aggregates are SQLite's own: a sum over text counts it as 0, min
 // and max order null < numbers < text.
-type FileAggregate struct {
+type fileAggregate struct {
 	// Files are the table files, in source order (at most 10, SQLite's
 	// attach limit).
 	Files []string
@@ -212,7 +213,7 @@ type FileAggregate struct {
 	Having query.Expr
 }
 
-// AggregateFiles runs a FileAggregate. Without GroupBy it answers one row
+// aggregateFiles runs a fileAggregate. Without GroupBy it answers one row
 // holding the aggregate; grouped, one row per group: the key, the row
 // count and the aggregate, in SQLite's GROUP BY order. Values are int64,
 // float64, string or nil (a blob reads as nil).
@@ -222,7 +223,7 @@ type FileAggregate struct {
 // character), array_contains and array_not_contains (json_each over the
 // field's value), and, or. Numbers are bound as reals and booleans as 1
 // or 0, as there; field paths are bound too.
-func AggregateFiles(ctx context.Context, a FileAggregate) ([][]any, error) {
+func aggregateFiles(ctx context.Context, a fileAggregate) ([][]any, error) {
 	if len(a.Files) == 0 {
 		return nil, fault.New(fault.Invalid, "an aggregate needs at least one table file")
 	}
@@ -272,6 +273,38 @@ func AggregateFiles(ctx context.Context, a FileAggregate) ([][]any, error) {
 		}
 	}
 	return runFileAggregate(ctx, a.Files, r.sb.String(), r.args)
+}
+
+// AggregateTables runs a dialects.TableAggregate over tables of mi
+// sources (this one and others: the drop-in mode's project and user
+// scopes are two sources) as mini-app-mcp's query_aggregate runs it: its
+// own statement over the table files attached to one connection (see
+// fileAggregate), so every answer is upstream's. Each source resolves its
+// own table's file; a table of another type is Unsupported, one that is
+// not there NotFound.
+func (s *Source) AggregateTables(ctx context.Context, tables []dialects.SourceTable, a dialects.TableAggregate) ([][]any, error) {
+	fa := fileAggregate{Where: a.Where, Func: a.Func, Field: a.Field, GroupBy: a.GroupBy, Having: a.Having}
+	for _, t := range tables {
+		src, ok := t.Source.(*Source)
+		if !ok {
+			return nil, fault.New(fault.Unsupported, "mi: an aggregate over table files takes only mi tables")
+		}
+		f, err := src.tableFile(ctx, t.Table)
+		if err != nil {
+			return nil, err
+		}
+		fa.Files = append(fa.Files, f)
+	}
+	return aggregateFiles(ctx, fa)
+}
+
+// tableFile is the file of a table of the source, made with mini-app's
+// layout if it is not there yet; NotFound without a schema.yaml.
+func (s *Source) tableFile(ctx context.Context, name string) (string, error) {
+	if _, _, err := s.table(ctx, name); err != nil {
+		return "", err
+	}
+	return filepath.Clean(dbFile(s.dir, name)), nil
 }
 
 // runFileAggregate attaches the files to one in-memory connection as

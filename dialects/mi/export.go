@@ -84,10 +84,50 @@ func ReadTable(dsn, name string) (*TableInfo, error) {
 	if dir == "" || !safeName(name) {
 		return nil, notFound(name)
 	}
-	b, err := os.ReadFile(schemaFile(dir, name))
+	return readTable(dir, name)
+}
+
+// readTable reads and parses a table's schema.yaml under dir, warning
+// once about a dump.sync this gateway serves otherwise.
+func readTable(dir, name string) (*TableInfo, error) {
+	path := schemaFile(dir, name)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, notFound(name)
 	}
+	t, err := ParseTable(name, b)
+	if err != nil {
+		return nil, err
+	}
+	if t.Dump != nil && t.Dump.Sync == "bidirectional" {
+		warnBidirectional(path, name, b)
+	}
+	return t, nil
+}
+
+// Definition reads a table's schema.yaml from disk, on every call, and
+// answers it as stored (dialects.Definitions); a table that is not there,
+// or whose yaml does not parse, is NotFound "table not found: <name>".
+// ParseTable reads it.
+func (s *Source) Definition(_ context.Context, table string) ([]byte, error) {
+	if s.isClosed() {
+		return nil, errSourceClosed
+	}
+	if !safeName(table) {
+		return nil, notFound(table)
+	}
+	t, err := readTable(s.dir, table)
+	if err != nil {
+		return nil, err
+	}
+	return t.YAML, nil
+}
+
+// ParseTable parses the schema.yaml b of the table name (a definition
+// as Definition answers it). It touches no file. A yaml that does not
+// parse is NotFound "table not found: <name>", as mini-app-mcp does not
+// mount it.
+func ParseTable(name string, b []byte) (*TableInfo, error) {
 	sc, err := parseSchema(b)
 	if err != nil {
 		return nil, notFound(name)
@@ -112,9 +152,6 @@ func ReadTable(dsn, name string) (*TableInfo, error) {
 		}
 		if d.Dump.Sync != nil {
 			di.Sync = *d.Dump.Sync
-		}
-		if di.Sync == "bidirectional" {
-			warnBidirectional(schemaFile(dir, name), name, b)
 		}
 		t.Dump = di
 	}

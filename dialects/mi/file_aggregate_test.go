@@ -68,7 +68,7 @@ func TestAggregateFilesAsMiniApp(t *testing.T) {
 	two := one + ` UNION ALL SELECT id, data, created_at, updated_at FROM db_1.rows`
 	cases := []struct {
 		name     string
-		agg      FileAggregate
+		agg      fileAggregate
 		want     [][]any
 		upstream string
 		args     []any
@@ -77,7 +77,7 @@ func TestAggregateFilesAsMiniApp(t *testing.T) {
 		// scan order (files in order, each by rowid): amount 1 for a, 5
 		// for b. So having amount = 2 keeps no group, amount = 1 keeps a.
 		name: "having on a non-group field tests the group's first row",
-		agg: FileAggregate{Files: []string{a}, GroupBy: "tag", Func: query.AggSum, Field: "amount",
+		agg: fileAggregate{Files: []string{a}, GroupBy: "tag", Func: query.AggSum, Field: "amount",
 			Having: query.Or{eq("amount", 2.0), eq("amount", 1.0)}},
 		want: [][]any{{"a", int64(2), int64(3)}},
 		upstream: `SELECT json_extract(data, '$.tag') AS group_key, COUNT(*), SUM(json_extract(data, '$.amount')) FROM (` + one +
@@ -88,7 +88,7 @@ func TestAggregateFilesAsMiniApp(t *testing.T) {
 		// greatest value: amount 2 in a, "7" (text sorts after numbers)
 		// in b, where the first rows hold 1 and 5.
 		name: "having with max tests the row holding the greatest value",
-		agg: FileAggregate{Files: []string{a}, GroupBy: "tag", Func: query.AggMax, Field: "amount",
+		agg: fileAggregate{Files: []string{a}, GroupBy: "tag", Func: query.AggMax, Field: "amount",
 			Having: query.Or{eq("amount", 2.0), eq("amount", "7")}},
 		want: [][]any{{"a", int64(2), int64(2)}, {"b", int64(2), "7"}},
 		upstream: `SELECT json_extract(data, '$.tag') AS group_key, COUNT(*), MAX(json_extract(data, '$.amount')) FROM (` + one +
@@ -98,7 +98,7 @@ func TestAggregateFilesAsMiniApp(t *testing.T) {
 		// Over two files the chain is a's rows then b's: the first row of
 		// group a and of group b has labels ["x"]; c has no labels.
 		name: "array_contains in having over several sources",
-		agg:  FileAggregate{Files: []string{a, b}, GroupBy: "tag", Having: has("labels", "x")},
+		agg:  fileAggregate{Files: []string{a, b}, GroupBy: "tag", Having: has("labels", "x")},
 		want: [][]any{{"a", int64(3), int64(3)}, {"b", int64(2), int64(2)}},
 		upstream: `SELECT json_extract(data, '$.tag') AS group_key, COUNT(*), COUNT(*) FROM (` + two +
 			`) GROUP BY group_key HAVING EXISTS (SELECT 1 FROM json_each(json_extract(data, '$.labels')) WHERE value = ?)`,
@@ -106,41 +106,41 @@ func TestAggregateFilesAsMiniApp(t *testing.T) {
 	}, {
 		// c's row has no labels: json_each yields nothing, so it passes.
 		name: "array_not_contains in having",
-		agg:  FileAggregate{Files: []string{a, b}, GroupBy: "tag", Having: hasNot("labels", "x")},
+		agg:  fileAggregate{Files: []string{a, b}, GroupBy: "tag", Having: hasNot("labels", "x")},
 		want: [][]any{{"c", int64(1), int64(1)}},
 		upstream: `SELECT json_extract(data, '$.tag') AS group_key, COUNT(*), COUNT(*) FROM (` + two +
 			`) GROUP BY group_key HAVING NOT EXISTS (SELECT 1 FROM json_each(json_extract(data, '$.labels')) WHERE value = ?)`,
 		args: []any{"x"},
 	}, {
 		name:     "sum over a string field counts it as 0",
-		agg:      FileAggregate{Files: []string{a}, Func: query.AggSum, Field: "tag"},
+		agg:      fileAggregate{Files: []string{a}, Func: query.AggSum, Field: "tag"},
 		want:     [][]any{{0.0}},
 		upstream: `SELECT SUM(json_extract(data, '$.tag')) FROM (` + one + `)`,
 	}, {
 		// "7" is text that reads as the integer 7: the sum stays an
 		// integer.
 		name:     "sum over a number field holding text",
-		agg:      FileAggregate{Files: []string{a}, Func: query.AggSum, Field: "amount"},
+		agg:      fileAggregate{Files: []string{a}, Func: query.AggSum, Field: "amount"},
 		want:     [][]any{{int64(15)}},
 		upstream: `SELECT SUM(json_extract(data, '$.amount')) FROM (` + one + `)`,
 	}, {
 		name:     "avg over a string field",
-		agg:      FileAggregate{Files: []string{a, b}, Func: query.AggAvg, Field: "tag"},
+		agg:      fileAggregate{Files: []string{a, b}, Func: query.AggAvg, Field: "tag"},
 		want:     [][]any{{0.0}},
 		upstream: `SELECT AVG(json_extract(data, '$.tag')) FROM (` + two + `)`,
 	}, {
 		name:     "max over a number field holding text is the text",
-		agg:      FileAggregate{Files: []string{a, b}, Func: query.AggMax, Field: "amount"},
+		agg:      fileAggregate{Files: []string{a, b}, Func: query.AggMax, Field: "amount"},
 		want:     [][]any{{"7"}},
 		upstream: `SELECT MAX(json_extract(data, '$.amount')) FROM (` + two + `)`,
 	}, {
 		name:     "min over an array field compares its JSON text",
-		agg:      FileAggregate{Files: []string{a}, Func: query.AggMin, Field: "labels"},
+		agg:      fileAggregate{Files: []string{a}, Func: query.AggMin, Field: "labels"},
 		want:     [][]any{{"[\"x\"]"}},
 		upstream: `SELECT MIN(json_extract(data, '$.labels')) FROM (` + one + `)`,
 	}, {
 		name: "filter and like as mini-app-mcp writes them",
-		agg: FileAggregate{Files: []string{a, b}, Func: query.AggCount,
+		agg: fileAggregate{Files: []string{a, b}, Func: query.AggCount,
 			Where: query.And{&query.Cond{Column: "tag", Op: query.ILike, Args: []any{"A"}}, &query.Cond{Column: "amount", Op: query.In, Args: []any{json.Number("1"), int64(10)}}}},
 		want: [][]any{{int64(1)}},
 		upstream: `SELECT COUNT(*) FROM (SELECT id, data, created_at, updated_at FROM db_0.rows WHERE (json_extract(data, '$.tag') LIKE ? AND json_extract(data, '$.amount') IN (?, ?))` +
@@ -149,7 +149,7 @@ func TestAggregateFilesAsMiniApp(t *testing.T) {
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := AggregateFiles(ctx, c.agg)
+			got, err := aggregateFiles(ctx, c.agg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,14 +167,14 @@ func TestAggregateFilesAsMiniApp(t *testing.T) {
 func TestAggregateFilesRefusals(t *testing.T) {
 	ctx := context.Background()
 	f := aggFile(t, `{"tag":"a"}`)
-	for name, a := range map[string]FileAggregate{
+	for name, a := range map[string]fileAggregate{
 		"no file":           {Func: query.AggCount},
 		"having ungrouped":  {Files: []string{f}, Func: query.AggCount, Having: &query.Cond{Column: "tag", Op: query.Eq, Args: []any{"a"}}},
 		"sum without field": {Files: []string{f}, Func: query.AggSum},
 		"not a ListFilter":  {Files: []string{f}, Func: query.AggCount, Where: &query.Cond{Column: "tag", Op: query.Gt, Args: []any{"a"}}},
 		"object value":      {Files: []string{f}, Func: query.AggCount, Where: &query.Cond{Column: "tag", Op: query.Eq, Args: []any{map[string]any{}}}},
 	} {
-		if _, err := AggregateFiles(ctx, a); err == nil {
+		if _, err := aggregateFiles(ctx, a); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}

@@ -438,8 +438,10 @@ func opFail(i int, err error) error {
 }
 
 var (
-	_ dialects.Snapshots     = (*Source)(nil)
-	_ dialects.SchemaChanges = (*Source)(nil)
-	_ dialects.History       = (*Source)(nil)
-	_ dialects.AliasStore    = (*Source)(nil)
+	_ dialects.Snapshots       = (*Source)(nil)
+	_ dialects.SchemaChanges   = (*Source)(nil)
+	_ dialects.History         = (*Source)(nil)
+	_ dialects.AliasStore      = (*Source)(nil)
+	_ dialects.Definitions     = (*Source)(nil)
+	_ dialects.TableAggregates = (*Source)(nil)
 )
