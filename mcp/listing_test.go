@@ -117,9 +117,10 @@ func TestToolsListPerRole(t *testing.T) {
 		// Read and update on one mi table: the mini-app tools of those
 		// rights, neither create nor delete nor any schema tool.
 		{"notes editor", editor, all(session, []string{"auto_read_rows", "auto_update_rows"}, miniRead, miniUpdate), 0},
-		// create and the schema action on mi: schema_create, not the
+		// create and the schema action on mi: schema_create, not info
+		// (which answers the fields: read) nor the
 		// update-based schema tools.
-		{"mi designer", designer, all(session, []string{"auto_insert_rows", "create", "info", "schema_create"}), 0},
+		{"mi designer", designer, all(session, []string{"auto_insert_rows", "create", "schema_create"}), 0},
 		{"no rights", none, session, 0},
 	} {
 		var got []string

@@ -206,7 +206,7 @@ func obj(props string, required ...string) json.RawMessage {
 }
 
 var toolSet = []*Tool{
-	{Name: "info", ReadOnly: true, Idempotent: true,
+	{Name: "info", Action: query.Read, ReadOnly: true, Idempotent: true,
 		Description: "Show a table's schema: title, description, fields (name, type, required, description), dump and history settings. Call without table to learn whether several tables are mounted (TABLE_REQUIRED).",
 		InputSchema: obj(tableProp), run: (*Service).info},
 	{Name: "create", Action: query.Insert,
