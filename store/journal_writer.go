@@ -18,15 +18,14 @@ import (
 // runs — but sixteen concurrent calls cost one commit instead of sixteen,
 // and they no longer queue on the database's write lock one by one.
 //
-// A read-only call (BeginReadCall) in a session the writer has journaled
-// before is answered from the writer's memory of the session — the same
-// rule, Session.Refuses — as soon as the writer takes it: its entry waits
-// in memory (pending) up to readLinger, its outcome joins it when the call
-// finishes first, and the whole batch is then written in one transaction,
-// one INSERT per call. A journal read (Journal, FlushJournal), a call
-// somebody waits for and Close write what is pending first, so a reader
-// never misses a call; a crash loses the read-only calls of the last
-// readLinger.
+// A read-only call (BeginReadCall) is checked by its caller, who reads the
+// session, and handed to the writer, which answers it as soon as it takes
+// it: its entry waits in memory (pending) up to readLinger, its outcome
+// joins it when the call finishes first, and the whole batch is then
+// written in one transaction, one INSERT per call. A journal read
+// (Journal, FlushJournal), a call somebody waits for and Close write what
+// is pending first, so a reader never misses a call; a crash loses the
+// read-only calls of the last readLinger.
 
 // touchStep is the granularity of a session's LastSeenAt.
 const touchStep = time.Second
@@ -44,11 +43,10 @@ type journalOp struct {
 	// report, when set, is an operation nobody waits for
 	// (FinishCallLater): the writer hands it the operation's error.
 	report func(error)
-	// lazy marks a begin of a read-only call (BeginReadCall): the writer
-	// may accept it from its memory of the session and answer before the
-	// entry is written; accepted says it did (done is then closed and the
-	// entry is pending), written that the entry is committed.
-	lazy, accepted, written bool
+	// accepted marks the begin of a read-only call (BeginReadCall), checked
+	// by its caller: the writer answers it at once (done is closed) and its
+	// entry is pending; written says the entry is committed.
+	accepted, written bool
 	// touch: an accepted begin moves the session's last_seen_at.
 	touch bool
 	// writeErr is why an accepted begin's entry could not be written (its
@@ -59,9 +57,6 @@ type journalOp struct {
 	// with its report in finishReport.
 	finishOf     *journalOp
 	finishReport func(error)
-	// forget drops the writer's memory of session entry.SessionID (the
-	// session was ended) and writes nothing.
-	forget bool
 	// projectID and identityID name the caller of a begin.
 	projectID, identityID string
 	at                    time.Time
@@ -119,15 +114,17 @@ func (s *Store) closeJournal() {
 // FinishReadCall, and the entries of the read-only calls the writer
 // accepted — is pending: it waits up to readLinger, then rides in one
 // transaction, unless an operation somebody waits for comes first and
-// takes it along. Under load a commit carries the entries and outcomes of
-// many calls, and an outcome that comes while its entry is pending is
-// written with it, in the same INSERT.
+// takes it along, or nothing comes for readIdle. Under load a commit
+// carries the entries and outcomes of many calls, and an outcome that comes
+// while its entry is pending is written with it, in the same INSERT.
 func (s *Store) runJournal() {
 	defer close(s.journalDone)
 	batch := make([]*journalOp, 0, maxJournalBatch)
 	var pending []*journalOp
 	due := time.NewTimer(readLinger)
 	due.Stop()
+	idle := time.NewTimer(readIdle)
+	idle.Stop()
 	for {
 		var op *journalOp
 		ok := true
@@ -135,6 +132,11 @@ func (s *Store) runJournal() {
 			select {
 			case op, ok = <-s.journalQ:
 			case <-due.C:
+				idle.Stop()
+				pending = s.flush(pending, nil)
+				continue
+			case <-idle.C:
+				due.Stop()
 				pending = s.flush(pending, nil)
 				continue
 			}
@@ -148,33 +150,38 @@ func (s *Store) runJournal() {
 		hadPending := len(pending) > 0
 		batch, pending = s.admit(s.collect(append(batch[:0], op)), pending)
 		if len(batch) == 0 && len(pending) < maxJournalBatch {
-			if len(pending) > 0 && !hadPending {
-				due.Reset(readLinger)
+			if len(pending) > 0 {
+				if !hadPending {
+					due.Reset(readLinger)
+				}
+				idle.Reset(readIdle)
 			}
 			continue
 		}
 		due.Stop()
+		idle.Stop()
 		pending = s.flush(pending, batch)
 	}
 }
 
 // readLinger is how long what nobody waits for may wait in memory for
-// company: what a crash can lose of the journal.
-const readLinger = 20 * time.Millisecond
+// company: what a crash can lose of the journal. readIdle ends the wait
+// sooner when nothing more comes: a quiet gateway writes within
+// milliseconds, a busy one in batches of up to readLinger.
+const (
+	readLinger = 20 * time.Millisecond
+	readIdle   = 2 * time.Millisecond
+)
 
-// admit sorts batch: read-only begins the writer accepts from its memory of
-// the session join pending (and their callers are answered), outcomes of
-// pending entries are merged into them, other operations nobody waits for
-// join pending, forget drops a session from the writer's memory. It
-// returns the operations somebody waits for, to write now, in batch's
-// backing array, and pending.
+// admit sorts batch: the begins of read-only calls join pending (and their
+// callers are answered), outcomes of pending entries are merged into them,
+// other operations nobody waits for join pending. It returns the
+// operations somebody waits for, to write now, in batch's backing array,
+// and pending.
 func (s *Store) admit(batch, pending []*journalOp) ([]*journalOp, []*journalOp) {
 	out := batch[:0]
 	for _, op := range batch {
 		switch {
-		case op.forget:
-			delete(s.seen, op.entry.SessionID)
-			close(op.done)
 		case op.finishOf != nil && !op.finishOf.written:
 			b := op.finishOf
 			switch {
@@ -195,7 +202,7 @@ func (s *Store) admit(batch, pending []*journalOp) ([]*journalOp, []*journalOp) 
 			// Written already: an outcome like FinishCallLater's.
 			op.entry.SessionID, op.entry.Seq = op.finishOf.entry.SessionID, op.finishOf.entry.Seq
 			pending = append(pending, op)
-		case op.lazy && s.accept(op):
+		case op.accepted:
 			pending = append(pending, op)
 			close(op.done)
 		case op.report != nil:
@@ -206,25 +213,6 @@ func (s *Store) admit(batch, pending []*journalOp) ([]*journalOp, []*journalOp) 
 		}
 	}
 	return out, pending
-}
-
-// accept takes a read-only begin from the writer's memory of its session
-// when that session takes the call (Session.Refuses): it sets what the
-// caller gets and what the write will need. A session the writer has not
-// seen, or which refuses the call, is left to the write (which reads it
-// and says why).
-func (s *Store) accept(op *journalOp) bool {
-	ss, ok := s.seen[op.entry.SessionID]
-	if !ok || ss.Refuses(op.projectID, op.identityID, op.at) != 0 {
-		return false
-	}
-	if op.at.Sub(ss.LastSeenAt) >= touchStep || op.at.Before(ss.LastSeenAt) {
-		op.touch = true
-		ss.LastSeenAt = op.entry.StartedAt
-		s.seen[op.entry.SessionID] = ss
-	}
-	op.session, op.accepted = ss, true
-	return true
 }
 
 // flush writes pending, then batch, in one transaction (writeJournal), and
@@ -426,10 +414,9 @@ func (s *Store) applyJournal(ctx context.Context, tx prepared, op *journalOp) er
 }
 
 // applyAccepted writes the entry of a read-only call the writer accepted
-// (accept), with its outcome when it has one. The call has run: when the
-// session refuses it by now (ended through another Store, in the moment
-// since the writer last read it), the entry is written all the same and
-// the writer forgets the session, so that its next call reads it.
+// (BeginReadCall), with its outcome when it has one, alone. The call has
+// run: when the session refuses it by now (ended through another Store in
+// the moment since its caller read it), the entry is written all the same.
 func (s *Store) applyAccepted(ctx context.Context, tx prepared, op *journalOp) error {
 	e := &op.entry
 	stamp := op.at.UnixNano()
@@ -448,7 +435,6 @@ func (s *Store) applyAccepted(ctx context.Context, tx prepared, op *journalOp) e
 	if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	delete(s.seen, e.SessionID)
 	return tx.QueryRowContext(ctx, insertCallDone, e.SessionID, e.Tool, e.Arguments, stamp, outcome, e.Message, e.Rows, int64(e.Duration),
 		e.SessionID).Scan(&e.Seq)
 }
@@ -457,10 +443,9 @@ func (s *Store) applyAccepted(ctx context.Context, tx prepared, op *journalOp) e
 // batch, session by session: one read of the session's last Seq and of
 // whether it still takes calls (not ended, same owner), then one plain
 // INSERT per entry with the Seqs that follow, in the order the calls were
-// accepted, and the session's last_seen_at moved once. The calls have run:
-// a session that no longer takes calls (ended through another Store since
-// the writer read it) gets its entries all the same, and the writer
-// forgets it, so that its next call reads it.
+// accepted, and the session's last_seen_at moved once (not for a session
+// that no longer takes calls). The calls have run: a session ended through
+// another Store since their callers read it gets its entries all the same.
 func (s *Store) appendAccepted(ctx context.Context, tx prepared, batch []*journalOp) error {
 	var order []string
 	groups := map[string][]*journalOp{}
@@ -496,7 +481,6 @@ func (s *Store) appendAccepted(ctx context.Context, tx prepared, batch []*journa
 			}
 		}
 		if !live {
-			delete(s.seen, id)
 			continue
 		}
 		if touch != nil {

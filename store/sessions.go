@@ -185,22 +185,13 @@ ORDER BY started_at DESC, id DESC LIMIT 1`, transport, projectID, identityID).Sc
 // EndSession marks an open session ended at the given time. An unknown or
 // already ended session is fault.NotFound.
 func (s *Store) EndSession(ctx context.Context, id string, at time.Time) error {
-	err := s.record(ctx, "store: end session", func(tx *sql.Tx) error {
+	return s.record(ctx, "store: end session", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE sessions SET ended_at = ? WHERE id = ? AND ended_at IS NULL`, at.UnixNano(), id)
 		if err != nil {
 			return err
 		}
 		return mustAffect(res, fault.New(fault.NotFound, "no open session %q", id))
 	})
-	if err != nil {
-		return err
-	}
-	// The journal writer forgets the session: its next call is checked
-	// against the store, which refuses it (BeginReadCall).
-	if err := s.journal(context.WithoutCancel(ctx), &journalOp{forget: true, entry: JournalEntry{SessionID: id}}); err != nil && !errors.Is(err, errStoreClosed) {
-		return err
-	}
-	return nil
 }
 
 // CallStart is a tool call to journal: who calls, in which session, when,
@@ -279,24 +270,56 @@ type ReadCall struct {
 }
 
 // BeginReadCall is BeginCall for a call that only reads (the tool writes
-// nowhere): in a session the journal writer has journaled a call of
-// before, the session is checked against the writer's memory of it (the
-// same rule, Session.Refuses; the call moves it on) and the call returns
-// at once, its entry to be written within readLinger with the entries of
+// nowhere): the session is read and checked as BeginCall checks it
+// (Session.Refuses, at c.At; a refusal is a *SessionRefused), so a session
+// ended or moved through another Store or replica refuses the call at
+// once, but nothing is written before it returns. The entry is queued for
+// the journal writer, which writes it within readLinger with the entries of
 // the calls around it, and with its outcome when FinishReadCall comes
 // first. The entry keeps its place: Journal, FlushJournal and Close write
-// it before anything after them, and a session that refused the call by
-// then (ended through another Store in that moment) still gets it. What a
-// crash loses is the entries not written yet. Otherwise it is BeginCall.
-// The JournalEntry's Seq is known once written: finish the call with
+// it before anything after them. What a crash loses is the entries not
+// written yet. The entry's Seq is known once written: finish the call with
 // FinishReadCall.
 func (s *Store) BeginReadCall(ctx context.Context, c CallStart) (Session, *ReadCall, error) {
-	op := &journalOp{begin: true, lazy: true, at: c.At, projectID: c.ProjectID, identityID: c.IdentityID,
+	ss, err := oneSession(ctx, prepared{s: s}, c.SessionID)
+	if err != nil {
+		if fault.KindOf(err) == fault.NotFound {
+			return Session{}, nil, &SessionRefused{Reason: RefusedUnknown}
+		}
+		return Session{}, nil, err
+	}
+	// Calls this Store accepted and has not written yet moved the session
+	// on too.
+	if v, ok := s.lastCall.Load(c.SessionID); ok {
+		if t := v.(time.Time); t.After(ss.LastSeenAt) {
+			ss.LastSeenAt = t
+		}
+	}
+	if r := ss.Refuses(c.ProjectID, c.IdentityID, c.At); r != 0 {
+		return Session{}, nil, &SessionRefused{Reason: r, Session: ss}
+	}
+	op := &journalOp{begin: true, accepted: true, at: c.At, projectID: c.ProjectID, identityID: c.IdentityID,
 		entry: JournalEntry{SessionID: c.SessionID, Tool: c.Tool, Arguments: c.Arguments, StartedAt: time.Unix(0, c.At.UnixNano()).UTC()}}
+	if c.At.Sub(ss.LastSeenAt) >= touchStep || c.At.Before(ss.LastSeenAt) {
+		op.touch = true
+		ss.LastSeenAt = op.entry.StartedAt
+		s.noteCall(c.SessionID, ss.LastSeenAt)
+	}
 	if err := s.journal(ctx, op); err != nil {
 		return Session{}, nil, err
 	}
-	return op.session, &ReadCall{op: op}, nil
+	return ss, &ReadCall{op: op}, nil
+}
+
+// noteCall remembers at as the latest LastSeenAt an accepted read-only call
+// gave session id (BeginReadCall), a bounded memory: forgetting only costs
+// a touch written again.
+func (s *Store) noteCall(id string, at time.Time) {
+	if s.lastCalls.Add(1) > maxSeenSessions {
+		s.lastCall.Clear()
+		s.lastCalls.Store(0)
+	}
+	s.lastCall.Store(id, at)
 }
 
 // FinishReadCall records the outcome of a call begun by BeginReadCall,

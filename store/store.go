@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -60,6 +61,11 @@ type Store struct {
 	// seen is the journal writer's memory of the sessions it has journaled
 	// calls of (only the writer goroutine uses it; see applyJournal).
 	seen map[string]Session
+	// lastCall is the LastSeenAt (time.Time) the read-only calls accepted
+	// by BeginReadCall gave each session, by id, before the journal
+	// writer writes it; lastCalls counts its stores, to bound it.
+	lastCall  sync.Map
+	lastCalls atomic.Int64
 	// closing ends with Close (shut), and with it the Changes channels.
 	closing context.Context
 	shut    context.CancelFunc
