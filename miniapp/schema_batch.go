@@ -114,7 +114,7 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 		if d, err = s.scopeRoot(ctx, p, scope, a.Schema); err != nil {
 			return "", err
 		}
-		if fileExists(d.schemaPath(table)) {
+		if s.defines(ctx, p, d, table) {
 			if t, err = s.mountedIn(ctx, p, d, table); err != nil {
 				return "", err
 			}
@@ -174,7 +174,7 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 			if op.yaml, err = checkFields(table, op.Title, op.Description, op.Fields); err != nil {
 				return "", err
 			}
-			op.shown = map[string]any{"op": op.Op, "table": table, "would_create": yamlPath, "already_exists": fileExists(yamlPath), "fields_count": len(op.Fields)}
+			op.shown = map[string]any{"op": op.Op, "table": table, "would_create": yamlPath, "already_exists": s.defines(ctx, p, d, table), "fields_count": len(op.Fields)}
 			exists, cur = true, fieldInfos(op.Fields)
 		case "schema_update":
 			if !exists {

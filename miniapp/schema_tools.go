@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -192,8 +191,11 @@ func checkFields(table string, title, description *string, fields []fieldArg) ([
 	return b, nil
 }
 
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
+// defines reports whether the scope's database holds table's
+// schema.yaml, read through the engine (Defined, which reads it from disk
+// on the call) as mini-app-mcp looks for <scope root>/<table>/schema.yaml.
+func (s *Service) defines(ctx context.Context, p *auth.Principal, d scopeDir, table string) bool {
+	_, err := s.eng.Defined(ctx, p, d.tableRef(table))
 	return err == nil
 }
 
@@ -216,7 +218,7 @@ func (s *Service) schemaCreate(ctx context.Context, p *auth.Principal, args json
 		if _, err := s.eng.CountRows(ctx, p, ref, engine.OpCreate); err != nil {
 			return "", schemaToolErr(p, "schema_create", ref, err)
 		}
-		return compact(map[string]any{"dry_run": true, "affects": map[string]any{"would_create": path, "already_exists": fileExists(path)}})
+		return compact(map[string]any{"dry_run": true, "affects": map[string]any{"would_create": path, "already_exists": s.defines(ctx, p, d, a.Table)}})
 	}
 	y, err := checkFields(a.Table, a.Title, a.Description, a.Fields)
 	if err != nil {
@@ -272,7 +274,7 @@ func (s *Service) mountedIn(ctx context.Context, p *auth.Principal, d scopeDir, 
 	if err != nil {
 		return nil, err
 	}
-	if !fileExists(d.schemaPath(table)) {
+	if !s.defines(ctx, p, d, table) {
 		return nil, tableNotFound(table)
 	}
 	return t, nil
