@@ -277,7 +277,7 @@ func TestSchemaBatch(t *testing.T) {
 	if got, want := g.must(g.agent, sid, "schema_batch", map[string]any{"dry_run": true, "ops": []any{update, replace,
 		map[string]any{"op": "query", "table": "edges", "sql": "DELETE FROM rows"}}}),
 		`{"affects":[{"fields_added":["w"],"fields_removed":[],"op":"schema_update","rows_unchanged":3,"table":"edges"},`+
-			`{"items_count":2,"match_keys":["src"],"note":"dry_run: matching rows are not counted; items were validated","op":"replace","table":"edges","would_delete_estimate":null,"would_insert":2},`+
+			`{"items_count":2,"match_keys":1,"note":"dry_run: DELETE/INSERT not executed","op":"replace","table":"edges","would_delete_estimate":null,"would_insert":2},`+
 			`{"note":"dry_run: SQL not executed","op":"query","rows_affected":null,"sql":"DELETE FROM rows"}],`+
 			`"backups_written":[],"committed":false,"dry_run":true,"ops_executed":3,"registry_rebuilt":false,"yaml_writes":[]}`; got != want {
 		t.Fatalf("dry_run:\n%s\nwant\n%s", got, want)

@@ -127,12 +127,26 @@ func (s *Service) aliasCreate(ctx context.Context, p *auth.Principal, args json.
 			}
 		}
 	}
-	if present(a.Sources) && a.Table != "" {
+	// Drop-in: a table given as "" is a table named "", as mini-app-mcp
+	// takes it (Some("")): with sources it is both, alone it is not found.
+	// Gateway mode takes "" as omitted, as its other tools do.
+	tableGiven := a.Table != ""
+	if s.cfg.Mounted && !tableGiven {
+		var given struct {
+			Table *string `json:"table"`
+		}
+		_ = json.Unmarshal(args, &given) // decode accepted the same bytes
+		tableGiven = given.Table != nil
+	}
+	if present(a.Sources) && tableGiven {
 		return "", plainErr("VALIDATION_ERROR", textSourcesAndTable)
 	}
 	sources := a.Sources
 	if !present(sources) {
 		table, schema := a.Table, a.Schema
+		if table == "" && tableGiven {
+			return "", tableNotFound("")
+		}
 		if table == "" {
 			if s.cfg.DefaultTable == "" {
 				return "", tableRequired()

@@ -199,12 +199,9 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 			if err := op.checkReplace(i, cur); err != nil {
 				return "", err
 			}
-			keys := make([]string, len(op.match))
-			for k, m := range op.match {
-				keys[k] = m[0]
-			}
-			op.shown = map[string]any{"op": "replace", "table": table, "match_keys": keys, "items_count": len(op.items),
-				"would_delete_estimate": nil, "would_insert": len(op.items), "note": "dry_run: matching rows are not counted; items were validated"}
+			// mini-app-mcp's words: match_keys is how many keys match has.
+			op.shown = map[string]any{"op": "replace", "table": table, "match_keys": len(op.match), "items_count": len(op.items),
+				"would_delete_estimate": nil, "would_insert": len(op.items), "note": "dry_run: DELETE/INSERT not executed"}
 		}
 	}
 	if a.DryRun {
