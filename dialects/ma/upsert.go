@@ -48,11 +48,23 @@ func (d Dialect) renderScopedIgnore(p *query.Plan) (dialects.Stmt, error) {
 	}
 	var b sqlgen.Builder
 	b.Init(&mariaDB, nil)
-	b.Str(mariaDB.Returning)
+	returningInScope(&b, mariaDB.Returning, p.Where)
+	return joined(head, &b)
+}
+
+// returningInScope writes RETURNING (returning) with, last, whether each
+// answered row is inside where, as inScopeColumn.
+func returningInScope(b *sqlgen.Builder, returning string, where query.Expr) {
+	b.Str(returning)
 	b.Str(", IF(")
-	b.Expr(p.Where, false, true)
+	b.Expr(where, false, true)
 	b.Str(", 1, 0) AS ")
 	b.Ident(inScopeColumn)
+}
+
+// joined is head followed by what b wrote, within MariaDB's limit of
+// bound values.
+func joined(head dialects.Stmt, b *sqlgen.Builder) (dialects.Stmt, error) {
 	tail, err := b.Stmt()
 	if err != nil {
 		return dialects.Stmt{}, err
@@ -159,21 +171,9 @@ func (d Dialect) renderScopedMerge(p *query.Plan) (dialects.Stmt, error) {
 		b.Str(")")
 	})
 	if syn.Returning != "" {
-		b.Str(syn.Returning)
-		b.Str(", IF(")
-		guard()
-		b.Str(", 1, 0) AS ")
-		b.Ident(inScopeColumn)
+		returningInScope(&b, syn.Returning, p.Where)
 	}
-	tail, err := b.Stmt()
-	if err != nil {
-		return dialects.Stmt{}, err
-	}
-	args := append(slices.Clip(head.Args), tail.Args...)
-	if len(args) > maxParams {
-		return dialects.Stmt{}, fault.New(fault.Invalid, "statement has %d values, MariaDB and MySQL accept at most %d", len(args), maxParams)
-	}
-	return dialects.Stmt{SQL: head.SQL + tail.SQL, Args: args}, nil
+	return joined(head, &b)
 }
 
 // separable reports whether every conjunct of where (its top-level AND,
