@@ -2,6 +2,7 @@ package ch
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/fault"
@@ -15,8 +16,10 @@ const partsSQL = `SELECT sum(rows), count() FROM system.parts WHERE active AND d
 // Estimate answers count=planned and count=estimated from system.parts:
 // the rows of the table's active parts (database and table bound as
 // arguments). ClickHouse keeps no statistics of a filter's selectivity,
-// so the filter is not applied: the estimate of a filtered read is the
-// table's row count, an upper bound. A table without active parts (an
+// so a read with a Where — a filter, or the caller's row scope, which the
+// engine ANDs into it — is counted exactly instead: the table's row count
+// would tell a scoped caller how many rows lie outside its scope. A table
+// without active parts (an
 // empty MergeTree table, or an engine without parts: a view, Memory, Log)
 // is counted exactly with the read's filter instead, which is as cheap as
 // an empty table and the only figure a view has.
@@ -30,6 +33,9 @@ func (s *Source) Estimate(ctx context.Context, p *query.Plan) (int64, error) {
 	}
 	if _, err := s.info(ctx, p.Table); err != nil {
 		return 0, err // NotFound for a table that is not there
+	}
+	if p.Where != nil {
+		return s.countExact(ctx, p)
 	}
 	rows, parts, err := s.parts(ctx, p.Table)
 	if err != nil {
@@ -83,8 +89,17 @@ func (s *Source) countExact(ctx context.Context, p *query.Plan) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, ok := vals[0].(int64)
-	if !ok {
+	var n int64
+	switch x := vals[0].(type) {
+	case int64:
+		n = x
+	case uint64:
+		n = int64(x)
+	case json.Number:
+		if n, err = x.Int64(); err != nil {
+			return 0, fault.Wrap(fault.Internal, err, "ch: count() answered %q", x)
+		}
+	default:
 		return 0, fault.New(fault.Internal, "ch: count() answered %T", vals[0])
 	}
 	return n, r.Close()

@@ -25,9 +25,11 @@ WHERE sc.[name] = @p1 AND o.[name] = @p2 AND o.[type] IN ('U', 'V')`
 // Estimate answers count=planned and count=estimated from sys.partitions:
 // the rows of the table's heap or clustered index, which SQL Server keeps
 // as rows change, without reading a row. Its planner's per-filter
-// estimate is only shown to a login with SHOWPLAN, so the filter is not
-// applied: the estimate of a filtered read is the table's row count, an
-// upper bound. A view (no partitions of its own) is counted exactly with
+// estimate is only shown to a login with SHOWPLAN, so a read with a Where
+// — a filter, or the caller's row scope, which the engine ANDs into it —
+// is counted exactly instead: the table's row count would tell a scoped
+// caller how many rows lie outside its scope. A view (no partitions of its
+// own) is counted exactly with
 // the read's filter instead, the only figure it has. A table that is not
 // there, or that the login may not see, is NotFound.
 func (s *Source) Estimate(ctx context.Context, p *query.Plan) (int64, error) {
@@ -40,6 +42,9 @@ func (s *Source) Estimate(ctx context.Context, p *query.Plan) (int64, error) {
 	}
 	if s.closed.Load() {
 		return 0, fault.New(fault.Unavailable, "database source is closed")
+	}
+	if p.Where != nil {
+		return s.countExact(ctx, p)
 	}
 	typ, rows, err := s.partitionRows(ctx, p.Schema, p.Table)
 	if err != nil {
