@@ -9,7 +9,7 @@
 //
 //	make build
 //	eval "$(scripts/services.sh)"
-//	go run ./bench [-duration 10s] [-concurrency 16] [-rows 1000000] [-dialects pg,ma,ch] [-dialect-rows 100000] [-keep] [-only restops]
+//	go run ./bench [-duration 10s] [-concurrency 16] [-rows 1000000] [-dialects pg,ma,ch] [-dialect-rows 100000] [-keep] [-only restops|mcp|pk]
 //
 // Only MINIMAL_TEST_PG_DSN is required: a dialect whose DSN is not set, or
 // that -dialects leaves out, gets a "skipped" line saying why. PostgreSQL
@@ -70,11 +70,13 @@
 //     decoded, content[0].text compared with structuredContent, and the
 //     page decoded with its ids. The size of one answer is printed for
 //     each era, 2025-03-26 too (whose clients get the text only).
+//     -only mcp runs just this measure (pg only, about a minute and a half).
 //     Right after the main comparison, in eight rounds each, the gateway
 //     against the strong baseline (strong.go: the same pool and SELECT,
 //     typed scans, JSON appended by hand without reflection, one write):
 //     one row by primary key (GET ?ps=1&pg=0&id=eq.N against
 //     /strong/item?id=N, ids 1..10000 at random) and the 100-row page.
+//     -only pk runs just this measure (pg only, about a minute).
 //     Then the database's own ceiling (ceiling.go): pgbench with a custom
 //     script running the page's SELECT (prepared, same concurrency) in
 //     four rounds interleaved with the gateway's 100-row pages. MariaDB and

@@ -84,8 +84,16 @@ type options struct {
 	only string
 }
 
-// onlyRestOps is -only's value that runs only restOpsPhase.
-const onlyRestOps = "restops"
+// The values of -only, each running one measure on pg only.
+const (
+	// onlyRestOps runs only restOpsPhase.
+	onlyRestOps = "restops"
+	// onlyMCP runs only mcpPhase (MCP auto_read_rows vs REST GET, every era).
+	onlyMCP = "mcp"
+	// onlyPK runs only strongPhase (1-row GET by key and the 100-row page
+	// against the strong direct handler).
+	onlyPK = "pk"
+)
 
 // logf prints a progress line to stderr.
 var logf = func(format string, args ...any) {
@@ -104,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.keep, "keep", false, "keep schema "+benchSchema+" (and the "+benchDB+" databases) after the run")
 	fs.StringVar(&o.bin, "bin", filepath.Join("bin", "minimal"), "gateway binary (make build)")
 	fs.BoolVar(&o.aggregateOnly, "aggregate-only", false, "measure only query_aggregate over a -rows mi table (no database server needed)")
-	fs.StringVar(&o.only, "only", "", "run only one measure: "+onlyRestOps+" (REST count=exact and agg= vs their SQL run directly, pg only)")
+	fs.StringVar(&o.only, "only", "", "run only one measure, pg only: "+onlyRestOps+" (REST count=exact and agg= vs their SQL run directly), "+onlyMCP+" (MCP auto_read_rows vs REST GET in every era), "+onlyPK+" (1-row GET by key and the 100-row page vs the strong handler)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s=DSN go run ./bench [flags]\n\n", envDSN)
 		fs.PrintDefaults()
@@ -138,10 +146,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch o.only {
 	case "":
-	case onlyRestOps:
+	case onlyRestOps, onlyMCP, onlyPK:
 		o.dialects = []string{"pg"}
 	default:
-		fmt.Fprintf(stderr, "bench: -only %q is not %s\n", o.only, onlyRestOps)
+		fmt.Fprintf(stderr, "bench: -only %q is not %s, %s or %s\n", o.only, onlyRestOps, onlyMCP, onlyPK)
 		return 2
 	}
 
@@ -346,6 +354,10 @@ func bench(ctx context.Context, o options) (_ *summary, err error) {
 		return sum, err
 	}
 
+	if o.only == onlyMCP {
+		return sum, mcpPhase(ctx, gw, dataDir, gwBase, token, readerToken, o, sum)
+	}
+
 	// 3. Direct baseline.
 	self, err := os.Executable()
 	if err != nil {
@@ -372,6 +384,10 @@ func bench(ctx context.Context, o options) (_ *summary, err error) {
 		return sum, fmt.Errorf("gateway and direct disagree: %w", err)
 	}
 	logf("cross-check: page 3 identical on both sides")
+
+	if o.only == onlyPK {
+		return sum, strongPhase(ctx, g, gwBase, directRoot, token, gw.pid(), direct.pid(), o, sum)
+	}
 
 	// 4. Load.
 	if err := loadPhase(ctx, g, d, o, sum); err != nil {
