@@ -130,14 +130,7 @@ func (s *Service) aliasCreate(ctx context.Context, p *auth.Principal, args json.
 	// Drop-in: a table given as "" is a table named "", as mini-app-mcp
 	// takes it (Some("")): with sources it is both, alone it is not found.
 	// Gateway mode takes "" as omitted, as its other tools do.
-	tableGiven := a.Table != ""
-	if s.cfg.Mounted && !tableGiven {
-		var given struct {
-			Table *string `json:"table"`
-		}
-		_ = json.Unmarshal(args, &given) // decode accepted the same bytes
-		tableGiven = given.Table != nil
-	}
+	tableGiven := a.Table != "" || (s.cfg.Mounted && tableNamedEmpty(args))
 	if present(a.Sources) && tableGiven {
 		return "", plainErr("VALIDATION_ERROR", textSourcesAndTable)
 	}
@@ -362,7 +355,9 @@ func (s *Service) aliasList(ctx context.Context, p *auth.Principal, args json.Ra
 		if hidden {
 			continue
 		}
-		if a.Table != "" {
+		// Drop-in: a table given as "" narrows to the aliases that
+		// include a table named "" (mini-app-mcp's includes_table("")).
+		if a.Table != "" || (s.cfg.Mounted && tableNamedEmpty(args)) {
 			hit := false
 			if pattern != "" {
 				hit = globMatch(pattern, a.Table)

@@ -54,8 +54,8 @@ type contentArgs struct {
 
 // loadText resolves the table, the row and the string field of a content
 // tool. Table errors are returned as they are; the others as editErr.
-func (s *Service) loadText(ctx context.Context, p *auth.Principal, a *contentArgs) (*target, record, string, error) {
-	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+func (s *Service) loadText(ctx context.Context, p *auth.Principal, args json.RawMessage, a *contentArgs) (*target, record, string, error) {
+	t, err := s.resolveArg(ctx, p, args, a.tableArgs)
 	if err != nil {
 		return nil, record{}, "", err
 	}
@@ -83,7 +83,7 @@ func (s *Service) contentView(ctx context.Context, p *auth.Principal, args json.
 	if err := decode(args, &a, "id", "field"); err != nil {
 		return "", err
 	}
-	_, _, text, err := s.loadText(ctx, p, &a)
+	_, _, text, err := s.loadText(ctx, p, args, &a)
 	if err != nil {
 		return editAnswer(err)
 	}
@@ -111,7 +111,7 @@ func (s *Service) contentReplace(ctx context.Context, p *auth.Principal, args js
 	if len(a.ViewRange) != 0 && (len(a.ViewRange) != 2 || a.ViewRange[0] == 0 || a.ViewRange[0] > a.ViewRange[1]) {
 		return editAnswer(validationErr("view_range", "must be [start, end] with 1 <= start <= end"))
 	}
-	t, r, text, err := s.loadText(ctx, p, &a)
+	t, r, text, err := s.loadText(ctx, p, args, &a)
 	if err != nil {
 		return editAnswer(err)
 	}
@@ -183,7 +183,7 @@ func (s *Service) contentInsert(ctx context.Context, p *auth.Principal, args jso
 	if err := decode(args, &a, "id", "field", "line", "content"); err != nil {
 		return "", err
 	}
-	t, r, text, err := s.loadText(ctx, p, &a)
+	t, r, text, err := s.loadText(ctx, p, args, &a)
 	if err != nil {
 		return editAnswer(err)
 	}

@@ -141,7 +141,7 @@ func (s *Service) materialize(ctx context.Context, p *auth.Principal, args json.
 	if err != nil {
 		return "", matDirErr(dir, err)
 	}
-	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	t, err := s.resolveArg(ctx, p, args, a.tableArgs)
 	if err != nil {
 		return "", err
 	}

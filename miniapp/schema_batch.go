@@ -103,8 +103,13 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 			scope = op.Scope
 		}
 	}
-	if err := checkTableName(table); err != nil {
-		return "", err
+	// The name rule is the schema ops' (their scope path); query and
+	// replace ops only look the table up, as mini-app-mcp's batch does
+	// (drop-in: "" and any other name not mounted are TABLE_NOT_FOUND).
+	if scope != "" || !s.cfg.Mounted {
+		if err := checkTableName(table); err != nil {
+			return "", err
+		}
 	}
 
 	// Where the table lives, and the table as served now (nil: not yet).
@@ -120,6 +125,9 @@ func (s *Service) schemaBatch(ctx context.Context, p *auth.Principal, args json.
 			}
 		}
 	} else {
+		if table == "" {
+			return "", tableNotFound("")
+		}
 		if t, err = s.resolve(ctx, p, table, a.Schema); err != nil {
 			return "", err
 		}

@@ -80,13 +80,24 @@ func batchAborted(i int, reason string) *Error {
 	return newErr(fault.Invalid, "BATCH_ABORTED", map[string]any{"op_index": i, "reason": reason}, "batch aborted at op #%d: %s", i, reason)
 }
 
-// miTableName is the name rule of schema_create (and of replace's match
-// keys).
+// miTableName is the rule of replace's match keys.
 var miTableName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
+// checkTableName is mini-app-mcp's table name rule for the schema tools
+// (a table name is a directory name), with its texts.
 func checkTableName(name string) error {
-	if !miTableName.MatchString(name) {
-		return validationErr("table", fmt.Sprintf("invalid table name '%s': must match [A-Za-z0-9_-]+ and must not start with '.'", name))
+	switch {
+	case name == "":
+		return validationErr("table", "table name must not be empty")
+	case name == "." || name == "..":
+		return validationErr("table", fmt.Sprintf("table name '%s' is reserved", name))
+	case strings.HasPrefix(name, "."):
+		return validationErr("table", "table name must not start with '.'")
+	}
+	for _, c := range name {
+		if !(c == '_' || c == '-' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return validationErr("table", fmt.Sprintf("table name contains invalid character '%c'; allowed: [A-Za-z0-9_-]", c))
+		}
 	}
 	return nil
 }

@@ -119,8 +119,9 @@ func (s *Service) snapshot(ctx context.Context, p *auth.Principal, args json.Raw
 		return "", err
 	}
 	var ts []*target
-	if a.Table != "" {
-		t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	// Drop-in: a table given as "" is one table, named "" (not found).
+	if a.Table != "" || (s.cfg.Mounted && tableNamedEmpty(args)) {
+		t, err := s.resolveArg(ctx, p, args, a.tableArgs)
 		if err != nil {
 			return "", err
 		}

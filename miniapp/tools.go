@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/littlebitlabs/minimal/auth"
+	"github.com/littlebitlabs/minimal/dialects/mi"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
@@ -92,6 +93,28 @@ func tableArg(args json.RawMessage) string {
 	}
 	_ = json.Unmarshal(args, &a)
 	return a.Table
+}
+
+// tableNamedEmpty reports whether args give the table as "" (the member
+// present, a string, empty): mini-app-mcp takes that as a table named ""
+// (Some("")), not as an omitted table.
+func tableNamedEmpty(args json.RawMessage) bool {
+	var a struct {
+		Table *string `json:"table"`
+	}
+	_ = json.Unmarshal(args, &a)
+	return a.Table != nil && *a.Table == ""
+}
+
+// resolveArg resolves a table tool's table argument. In drop-in mode a
+// table given as "" is a table named "", which is not found, in legacy
+// single-table mode too (mini-app-mcp resolves Some("") by name, never
+// to its default table). The gateway takes "" as omitted.
+func (s *Service) resolveArg(ctx context.Context, p *auth.Principal, args json.RawMessage, a tableArgs) (*target, error) {
+	if a.Table == "" && s.cfg.Mounted && tableNamedEmpty(args) {
+		return nil, tableNotFound("")
+	}
+	return s.resolve(ctx, p, a.Table, a.Schema)
 }
 
 // decode reads the arguments into v (numbers as json.Number), refusing a
@@ -251,7 +274,7 @@ func (s *Service) info(ctx context.Context, p *auth.Principal, args json.RawMess
 	if err := decode(args, &a); err != nil {
 		return "", err
 	}
-	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	t, err := s.resolveArg(ctx, p, args, a)
 	if err != nil {
 		return "", err
 	}
@@ -323,7 +346,7 @@ func (s *Service) create(ctx context.Context, p *auth.Principal, args json.RawMe
 	if err := decode(args, &a, "data"); err != nil {
 		return "", err
 	}
-	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	t, err := s.resolveArg(ctx, p, args, a.tableArgs)
 	if err != nil {
 		return "", err
 	}
@@ -374,7 +397,7 @@ func (s *Service) get(ctx context.Context, p *auth.Principal, args json.RawMessa
 	if err := decode(args, &a, "id"); err != nil {
 		return "", err
 	}
-	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	t, err := s.resolveArg(ctx, p, args, a.tableArgs)
 	if err != nil {
 		return "", err
 	}
@@ -405,7 +428,7 @@ func (s *Service) list(ctx context.Context, p *auth.Principal, args json.RawMess
 	if err := decode(args, &a); err != nil {
 		return "", err
 	}
-	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	t, err := s.resolveArg(ctx, p, args, a.tableArgs)
 	if err != nil {
 		return "", err
 	}
@@ -462,7 +485,7 @@ func (s *Service) update(ctx context.Context, p *auth.Principal, args json.RawMe
 	if err := decode(args, &a, "id", "data"); err != nil {
 		return "", err
 	}
-	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	t, err := s.resolveArg(ctx, p, args, a.tableArgs)
 	if err != nil {
 		return "", err
 	}
@@ -536,7 +559,7 @@ func (s *Service) delete(ctx context.Context, p *auth.Principal, args json.RawMe
 	if err := decode(args, &a, "id"); err != nil {
 		return "", err
 	}
-	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	t, err := s.resolveArg(ctx, p, args, a.tableArgs)
 	if err != nil {
 		return "", err
 	}
@@ -596,6 +619,21 @@ func (s *Service) reload(ctx context.Context, p *auth.Principal, args json.RawMe
 	if !s.cfg.Mounted {
 		return "", configErrRPC("reload not configured: server was constructed via new_single without a mount config")
 	}
+	if s.cfg.DefaultTable != "" {
+		// The legacy pair: mini-app-mcp loads its schema.yaml again and
+		// refuses the reload (a JSON-RPC error, the tables left as they
+		// were) when it fails. Through the engine a file gone and one
+		// that does not parse look alike: both answer SCHEMA_ERROR. A
+		// directory's table that does not parse is only left out.
+		s.eng.Refresh(p, "mi", s.cfg.DefaultSchema)
+		b, err := s.eng.Defined(ctx, p, engine.TableRef{Type: "mi", Schema: s.cfg.DefaultSchema, Table: s.cfg.DefaultTable})
+		if err == nil {
+			_, err = mi.ParseTable(s.cfg.DefaultTable, b)
+		}
+		if err != nil {
+			return "", &RPCError{schemaErr(errMsg(err))}
+		}
+	}
 	n, err := s.names(ctx, p)
 	if err != nil {
 		return "", err
@@ -640,7 +678,7 @@ func (s *Service) restore(ctx context.Context, p *auth.Principal, args json.RawM
 	if err := decode(args, &a, "id", "at_unix_secs"); err != nil {
 		return "", err
 	}
-	t, err := s.resolve(ctx, p, a.Table, a.Schema)
+	t, err := s.resolveArg(ctx, p, args, a.tableArgs)
 	if err != nil {
 		return "", err
 	}

@@ -23,7 +23,8 @@ import (
 
 // Coverage audit of the 22 drop-in tools (every call goes through
 // replayCall, which requires isError present; ok/okObj/okRows require it
-// false). "+" marks what the last init block added.
+// false). "+" marks what the last init blocks added; table "" on every
+// tool, ALIAS_TEMPLATE_ERROR and the reload refusal are in the last one.
 //
 //	tool            strict success shape (scenario)          documented errors (scenario)
 //	info            info, handshake                          TABLE_REQUIRED/NOT_FOUND (multi_table_errors)
@@ -32,7 +33,7 @@ import (
 //	list            round_trip, projection, order_by …       VALIDATION (filter_validate_texts), TABLE_*
 //	update          round_trip, update_merge/replace         NOT_FOUND, VALIDATION; + TABLE_*, + AMBIGUOUS_ID
 //	delete          round_trip                               NOT_FOUND; + TABLE_*, + AMBIGUOUS_ID
-//	reload          reload                                   (CONFIG_ERROR needs a server without mounts: none in drop-in)
+//	reload          reload                                   + SCHEMA_ERROR (legacy yaml unparsable; upstream never answers CONFIG_ERROR with mounts)
 //	schema_create   schema_tools_lifecycle                   SCHEMA_EXISTS; + VALIDATION (name, scope, type)
 //	schema_update   schema_tools_lifecycle                   + TABLE_NOT_FOUND
 //	schema_delete   schema_tools_lifecycle                   + TABLE_NOT_FOUND
@@ -41,7 +42,7 @@ import (
 //	row_materialize row_materialize_json, yaml bytes         MATERIALIZE_DEST_RELATIVE; + ROW_NOT_FOUND, FIELD_UNKNOWN, INVALID_PARAM, EMPTY_RESULT; + TABLE_*
 //	alias_create    alias_lifecycle                          ALIAS_ALREADY_EXISTS, sources+table; + TABLE_*, + table "", + filter/template
 //	alias_list      alias_lifecycle (entry exact)            —
-//	alias_run       alias_* (e2e 5–19)                       ALIAS_NOT_FOUND, ALIAS_PARAMS_REQUIRED, zero tables; + multi without aggregator
+//	alias_run       alias_* (e2e 5–19)                       ALIAS_NOT_FOUND, ALIAS_PARAMS_REQUIRED, zero tables; + multi without aggregator, + ALIAS_TEMPLATE_ERROR
 //	alias_delete    alias_lifecycle                          ALIAS_NOT_FOUND
 //	query_aggregate aggregate_* (e2e 10–13, 20), statement   TABLE_NOT_FOUND, AGGREGATOR_ERROR; + nested group_by, + VALIDATION
 //	row_restore     history_*                                NOT_FOUND; + TABLE_*
@@ -1937,8 +1938,10 @@ func init() {
 				args map[string]any
 				want string
 			}{
-				{map[string]any{"table": ".hidden", "scope": "user", "fields": fields}, "validation error on field 'table': invalid table name '.hidden': must match [A-Za-z0-9_-]+ and must not start with '.'"},
-				{map[string]any{"table": "a b", "scope": "user", "fields": fields}, "validation error on field 'table': invalid table name 'a b': must match [A-Za-z0-9_-]+ and must not start with '.'"},
+				{map[string]any{"table": ".hidden", "scope": "user", "fields": fields}, "validation error on field 'table': table name must not start with '.'"},
+				{map[string]any{"table": "a b", "scope": "user", "fields": fields}, "validation error on field 'table': table name contains invalid character ' '; allowed: [A-Za-z0-9_-]"},
+				{map[string]any{"table": "..", "scope": "user", "fields": fields}, "validation error on field 'table': table name '..' is reserved"},
+				{map[string]any{"table": "", "scope": "user", "fields": fields}, "validation error on field 'table': table name must not be empty"},
 				{map[string]any{"table": "ok_t", "scope": "global", "fields": fields}, "validation error on field 'scope': unrecognised scope 'global': expected 'project' or 'user'"},
 				{map[string]any{"table": "ok_t", "scope": "user", "fields": []any{map[string]any{"name": "n", "type": "text"}}}, "validation error on field 'fields[n].type'"},
 			} {
@@ -2027,6 +2030,122 @@ func init() {
 			if text := e.fails(t, "data_snapshot", map[string]any{"table": "agg_one", "scope": "global"}, "snapshot error"); !strings.HasPrefix(text, "snapshot error: ") {
 				t.Fatalf("a bad scope: %q", text)
 			}
+		}},
+	)
+}
+
+// Table "" on every tool, reload's refusals and template render failures,
+// each as upstream's code resolves them (resolve(Some("")), reload's
+// legacy reload, MiniJinja's render error).
+func init() {
+	replayScenarios = append(replayScenarios,
+		replayScenario{`table "" is a table named "": table not found on every table tool; alias_run and alias_delete ignore it, alias_list narrows to it, the schema tools refuse the empty name`, func(t *testing.T, e *replayEnv) {
+			id := e.ids["view"]
+			sel := map[string]any{"type": "by_id", "id": id}
+			for _, c := range []struct {
+				tool string
+				args map[string]any
+			}{
+				{"info", map[string]any{}},
+				{"create", map[string]any{"data": map[string]any{"text": "x"}}},
+				{"get", map[string]any{"id": id}},
+				{"list", map[string]any{}},
+				{"update", map[string]any{"id": id, "data": map[string]any{"title": "x"}}},
+				{"delete", map[string]any{"id": id}},
+				{"row_restore", map[string]any{"id": id, "at_unix_secs": time.Now().Unix()}},
+				{"content_view", map[string]any{"id": id, "field": "body"}},
+				{"content_replace", map[string]any{"id": id, "field": "body", "old_str": "one", "new_str": "1"}},
+				{"content_insert", map[string]any{"id": id, "field": "body", "line": 0, "content": "x"}},
+				{"row_materialize", map[string]any{"selector": sel, "fields": map[string]any{"mode": "all"}, "format": "json", "dest": filepath.Join(t.TempDir(), "m")}},
+				{"data_snapshot", map[string]any{"dry_run": true}},
+				{"alias_create", map[string]any{"name": "empty_table", "filter": map[string]any{"type": "like", "field": "body", "pattern": "%"}}},
+				{"schema_batch", map[string]any{"ops": []any{map[string]any{"op": "query", "sql": "SELECT 1"}}}},
+			} {
+				c.args["table"] = ""
+				if c.tool == "schema_batch" {
+					c.args["ops"].([]any)[0].(map[string]any)["table"] = ""
+					delete(c.args, "table")
+				}
+				if text := e.fails(t, c.tool, c.args, "table not found"); text != "table not found: " {
+					t.Errorf("%s with table \"\": %q", c.tool, text)
+				}
+			}
+			fields := []any{map[string]any{"name": "n", "type": "string"}}
+			for _, tool := range []string{"schema_create", "schema_update", "schema_delete"} {
+				if text := e.fails(t, tool, map[string]any{"table": "", "scope": "user", "fields": fields}, "validation error"); text != "validation error on field 'table': table name must not be empty" {
+					t.Errorf("%s with table \"\": %q", tool, text)
+				}
+			}
+			// The global alias tools: run and delete find the alias by
+			// name whatever the table; list keeps the aliases that
+			// include a table named "" (none but patterns).
+			e.ok(t, "alias_create", map[string]any{"name": "empty_probe", "table": "emo", "filter": map[string]any{"type": "eq", "field": "text", "value": "hello"}})
+			if rs := e.okRows(t, "alias_run", map[string]any{"name": "empty_probe", "table": ""}); len(rs) != 1 {
+				t.Errorf("alias_run with table \"\": %v", rs)
+			}
+			var listed []map[string]any
+			if err := json.Unmarshal([]byte(e.ok(t, "alias_list", map[string]any{"table": ""})), &listed); err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range listed {
+				if src, _ := a["sources"].(map[string]any); src["kind"] != "pattern" {
+					t.Errorf("alias_list with table \"\" lists %v", a)
+				}
+			}
+			jsonEq(t, "alias_delete with table \"\"", e.ok(t, "alias_delete", map[string]any{"name": "empty_probe", "table": ""}), `{"deleted":"empty_probe"}`)
+		}},
+		replayScenario{"alias_run answers ALIAS_TEMPLATE_ERROR for a template that fails to render; an undefined name renders empty", func(t *testing.T, e *replayEnv) {
+			for name, tpl := range map[string]string{
+				"tpl_unclosed":       `{"type":"eq","field":"text","value":"{{ v "}`,
+				"tpl_unknown_filter": `{"type":"eq","field":"text","value":"{{ v|no_such_filter }}"}`,
+			} {
+				// Stored as given: the template is only rendered when run.
+				jsonEq(t, "alias_create "+name, e.ok(t, "alias_create", map[string]any{"name": name, "table": "emo", "filter_template": tpl, "params_schema": []any{"v"}}),
+					`{"created":"`+name+`"}`)
+				if text := e.fails(t, "alias_run", map[string]any{"name": name, "params": map[string]any{"v": "hello"}}, "alias template render error: "); !strings.HasPrefix(text, "alias template render error: ") {
+					t.Errorf("%s: %q", name, text)
+				}
+				e.ok(t, "alias_delete", map[string]any{"name": name})
+			}
+			e.ok(t, "alias_create", map[string]any{"name": "tpl_undefined", "table": "emo", "filter_template": `{"type":"eq","field":"text","value":"{{ missing }}"}`, "params_schema": []any{"v"}})
+			if rs := e.okRows(t, "alias_run", map[string]any{"name": "tpl_undefined", "params": map[string]any{"v": "hello"}}); len(rs) != 0 {
+				t.Errorf("an undefined name renders empty: %v", rs)
+			}
+			e.ok(t, "alias_delete", map[string]any{"name": "tpl_undefined"})
+		}},
+		replayScenario{"reload of a legacy pair whose schema.yaml no longer parses is a JSON-RPC SCHEMA_ERROR; the tables stay as they were", func(t *testing.T, e *replayEnv) {
+			work := t.TempDir()
+			yaml := "table: diary\nfields:\n  - name: text\n    type: string\n    required: true\n"
+			plainTable(t, work, "diary", yaml)
+			schema := filepath.Join(work, "diary", "schema.yaml")
+			env := []string{"MINI_APP_USER_DIR=" + filepath.Join(work, "empty-user"), "MINI_APP_PROJECT_DIR=" + filepath.Join(work, "none"),
+				"MINI_APP_SCHEMA=" + schema, "MINI_APP_DB=" + filepath.Join(work, "diary", "diary.db")}
+			c := e.tr.open(t, work, env, "2025-03-26")
+			// Legacy mode too: "" names a table, it is not the default.
+			if text, isErr, rerr := replayCall(t, c, "info", map[string]any{"table": ""}); rerr != nil || !isErr || text != "table not found: " {
+				t.Errorf("legacy info with table \"\": %q %v %v", text, isErr, rerr)
+			}
+			jsonEq(t, "legacy reload", replayMust(t, c, "reload", nil), `{"mounted":1,"added":[],"removed":[]}`)
+			refused := func(code, prefix string) {
+				t.Helper()
+				_, _, rerr := replayCall(t, c, "reload", nil)
+				if rerr == nil || rerr.Code != -32603 || !strings.HasPrefix(rerr.Message, prefix) {
+					t.Fatalf("reload: %+v, want -32603 %s", rerr, prefix)
+				}
+				var data map[string]any
+				if err := json.Unmarshal(rerr.Data, &data); err != nil || data["code"] != code || data["message"] != rerr.Message {
+					t.Fatalf("reload data: %s, want code %s", rerr.Data, code)
+				}
+			}
+			if err := os.WriteFile(schema, []byte("table: [diary\nfields: {\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			refused("SCHEMA_ERROR", "schema parse error: ")
+			if err := os.WriteFile(schema, []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// Nothing changed: the refused reloads swapped nothing in.
+			jsonEq(t, "reload after the refusals", replayMust(t, c, "reload", nil), `{"mounted":1,"added":[],"removed":[]}`)
 		}},
 	)
 }
