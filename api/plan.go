@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,12 @@ var actionOf = map[string]query.Action{
 // `minimal policy explain` share it, so both see a request the same way.
 // w may be nil (no connection to tell about an oversized body).
 func PlanFromRequest(w http.ResponseWriter, r *http.Request, cfg Config) (*query.Plan, error) {
+	return planFromRequest(w, r, cfg, r.URL.Query())
+}
+
+// planFromRequest is PlanFromRequest over the request's query string
+// already parsed (a read parses it once for the format and the plan).
+func planFromRequest(w http.ResponseWriter, r *http.Request, cfg Config, params url.Values) (*query.Plan, error) {
 	action, ok := actionOf[r.Method]
 	if !ok {
 		return nil, fault.New(fault.Invalid, "method %s is not one of GET, POST, PUT, PATCH, DELETE", r.Method)
@@ -39,7 +46,7 @@ func PlanFromRequest(w http.ResponseWriter, r *http.Request, cfg Config) (*query
 	if maxPage == 0 {
 		maxPage = DefaultMaxPageSize
 	}
-	p, err := query.FromParams(action, r.URL.Query(), query.Limits{MaxPageSize: maxPage})
+	p, err := query.FromParams(action, params, query.Limits{MaxPageSize: maxPage})
 	if err != nil {
 		return nil, err
 	}

@@ -224,12 +224,13 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 }
 
 func (s *Server) read(w http.ResponseWriter, r *http.Request) {
-	format, err := wire.ParseFormat(r.URL.Query().Get(query.ParamFormat))
+	params := r.URL.Query()
+	format, err := wire.ParseFormat(params.Get(query.ParamFormat))
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	plan, err := PlanFromRequest(w, r, s.cfg)
+	plan, err := planFromRequest(w, r, s.cfg, params)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -74,7 +74,7 @@ func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) ht
 				ctx = contextWithTrace(ctx, tid)
 			}
 			ctx, span := startServerSpan(ctx, propagation.HeaderCarrier(r.Header), r.Method, r.URL.Path, face, id)
-			w.Header().Set(RequestIDHeader, id)
+			w.Header()[RequestIDHeader] = []string{id} // canonical already: no Set to canonicalize it
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 			var ops *opLog
 			if log != nil {
@@ -118,21 +118,28 @@ func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) ht
 					op := ops.attrs
 					ops.mu.Unlock()
 					if log.Enabled(ctx, level) {
-						attrs := make([]slog.Attr, 0, 10+len(op))
-						attrs = append(attrs,
-							slog.String("face", face), slog.String("method", r.Method), slog.String("route", route),
-							slog.String("path", r.URL.Path), slog.Int("status", status), slog.Int("bytes", ww.BytesWritten()),
-							slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr),
-							slog.String("request_id", id))
-						attrs = append(attrs, op...)
-						if v != nil {
-							attrs = append(attrs, slog.Bool("aborted", true))
-						}
 						// A record of its own, without the caller's pc
 						// (Logger.LogAttrs walks the stack for it; the
-						// line never shows it).
+						// line never shows it). The attributes ride in
+						// groups without a key, which every handler
+						// writes inline (the line is the same): a record
+						// keeps 5 attributes in place and copies the rest
+						// to a slice of its own, so 20 loose ones cost a
+						// second allocation per request. request_id stays
+						// loose: LogHandler looks for it there.
 						rec := slog.NewRecord(time.Now(), level, "request", 0)
-						rec.AddAttrs(attrs...)
+						rec.AddAttrs(
+							slog.Attr{Value: slog.GroupValue(
+								slog.String("face", face), slog.String("method", r.Method), slog.String("route", route),
+								slog.String("path", r.URL.Path), slog.Int("status", status), slog.Int("bytes", ww.BytesWritten()),
+								slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr))},
+							slog.String("request_id", id))
+						if len(op) > 0 {
+							rec.AddAttrs(slog.Attr{Value: slog.GroupValue(op...)})
+						}
+						if v != nil {
+							rec.AddAttrs(slog.Bool("aborted", true))
+						}
 						_ = log.Handler().Handle(ctx, rec)
 					}
 				}
