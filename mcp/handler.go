@@ -44,7 +44,9 @@ func (s *Server) invoke(ctx context.Context, t *tool, tools []*tool, req mcpgo.C
 		switch {
 		case err == nil && t.readOnly:
 			// A read's entry may be written just after it runs
-			// (sessions.Manager.BeginRead).
+			// (sessions.Manager.BeginRead); its session holds what the
+			// check read (store.BeginReadCall): id, owner, times, idle
+			// timeout — all a read-only tool uses of it.
 			journaled, c.session, err = s.sess.BeginRead(ctx, owner(p), id, t.name, string(raw))
 		case err == nil:
 			journaled, c.session, err = s.sess.Begin(ctx, owner(p), id, t.name, string(raw))

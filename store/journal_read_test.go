@@ -109,3 +109,34 @@ func testReadCallsEndedSession(t *testing.T) {
 		t.Fatalf("an unknown session: %v", err)
 	}
 }
+
+func TestReadCallSession(t *testing.T) { eachBackend(t, testReadCallSession) }
+
+// testReadCallSession: the session BeginReadCall answers with (one row
+// read by key, no join) holds what its check reads, equal to the stored
+// session's, and a session that idled out is refused as expired with the
+// idle timeout its message names.
+func testReadCallSession(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "r")
+	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
+	got, rc, err := s.BeginReadCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: ss.LastSeenAt, Tool: "t", Arguments: `{}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.FinishReadCall(rc, "ok", "", 0, time.Millisecond, nil)
+	if got.ID != ss.ID || got.ProjectID != p.ID || got.IdentityID != id.ID || got.IdleTimeout != time.Hour ||
+		!got.StartedAt.Equal(ss.StartedAt) || !got.LastSeenAt.Equal(ss.LastSeenAt) || !got.EndedAt.IsZero() {
+		t.Fatalf("BeginReadCall's session = %+v, stored %+v", got, ss)
+	}
+	exp, ok := got.ExpiresAt()
+	if want, _ := ss.ExpiresAt(); !ok || !exp.Equal(want) {
+		t.Fatalf("ExpiresAt = %v %v, want %v", exp, ok, want)
+	}
+	_, _, err = s.BeginReadCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: ss.LastSeenAt.Add(2 * time.Hour), Tool: "t", Arguments: `{}`})
+	var r *SessionRefused
+	if !errors.As(err, &r) || r.Reason != RefusedExpired || r.Session.IdleTimeout != time.Hour || r.Session.ID != ss.ID {
+		t.Fatalf("idled-out session: %v (%+v)", err, r)
+	}
+}
