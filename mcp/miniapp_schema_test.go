@@ -123,9 +123,15 @@ func TestSchemaCreateIsServed(t *testing.T) {
 	if got, want := g.must(g.agent, sid, "schema_create", dry), `{"affects":{"already_exists":true,"would_create":"`+yamlPath+`"},"dry_run":true}`; got != want {
 		t.Fatalf("dry_run on an existing table: %s, want %s", got, want)
 	}
-	for _, name := range []string{".hidden", "a/b", "", "sp ace"} {
+	// mini-app-mcp's validate_table_name texts.
+	for name, why := range map[string]string{
+		".hidden": "table name must not start with '.'",
+		"a/b":     "table name contains invalid character '/'; allowed: [A-Za-z0-9_-]",
+		"":        "table name must not be empty",
+		"sp ace":  "table name contains invalid character ' '; allowed: [A-Za-z0-9_-]",
+	} {
 		g.refused(g.agent, sid, "schema_create", map[string]any{"table": name, "scope": "project", "fields": []any{}},
-			"validation error on field 'table': invalid table name '"+name+"': must match [A-Za-z0-9_-]+ and must not start with '.'")
+			"validation error on field 'table': "+why)
 	}
 	g.refused(g.agent, sid, "schema_create", map[string]any{"table": "bad", "scope": "project", "fields": []any{field("n", "int", false)}},
 		"validation error on field 'fields[n].type': unknown type 'int': expected one of string, number, boolean, array, object")
