@@ -2,9 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/littlebitlabs/minimal/auth"
@@ -64,7 +61,7 @@ func (e *Engine) Count(ctx context.Context, p *auth.Principal, plan *query.Plan)
 	if err != nil {
 		return 0, err
 	}
-	return toInt64(vals[0])
+	return dialects.CountCell(vals[0])
 }
 
 // estimate runs the plan through the gates like Execute and asks the
@@ -101,25 +98,6 @@ func (e *Engine) estimate(ctx context.Context, p *auth.Principal, plan *query.Pl
 	}
 	n, err = est.Estimate(ctx, &cp)
 	return n, err == nil, err
-}
-
-// toInt64 reads a count cell as the dialects answer it.
-func toInt64(v any) (int64, error) {
-	switch x := v.(type) {
-	case int64:
-		return x, nil
-	case json.Number:
-		return x.Int64()
-	case string:
-		return strconv.ParseInt(x, 10, 64)
-	case float64:
-		return int64(x), nil
-	}
-	n, err := strconv.ParseInt(fmt.Sprint(v), 10, 64)
-	if err != nil {
-		return 0, fault.New(fault.Internal, "count answered %T", v)
-	}
-	return n, nil
 }
 
 // cloneExpr copies an expression and its conditions, so that validating

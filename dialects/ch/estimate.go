@@ -2,7 +2,6 @@ package ch
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/littlebitlabs/minimal/dialects"
 	"github.com/littlebitlabs/minimal/fault"
@@ -35,7 +34,7 @@ func (s *Source) Estimate(ctx context.Context, p *query.Plan) (int64, error) {
 		return 0, err // NotFound for a table that is not there
 	}
 	if p.Where != nil {
-		return s.countExact(ctx, p)
+		return dialects.CountExact(ctx, s, p)
 	}
 	rows, parts, err := s.parts(ctx, p.Table)
 	if err != nil {
@@ -44,7 +43,7 @@ func (s *Source) Estimate(ctx context.Context, p *query.Plan) (int64, error) {
 	if parts > 0 {
 		return int64(rows), nil
 	}
-	return s.countExact(ctx, p)
+	return dialects.CountExact(ctx, s, p)
 }
 
 // parts reads a table's active parts from system.parts: their rows and
@@ -66,43 +65,6 @@ func (s *Source) parts(ctx context.Context, table string) (rows, parts uint64, e
 		return 0, 0, s.failBounded(ctx, qctx, "", err)
 	}
 	return rows, parts, nil
-}
-
-// countExact counts the rows of a read with its filter: count() as an
-// aggregate read.
-func (s *Source) countExact(ctx context.Context, p *query.Plan) (int64, error) {
-	cp := *p
-	cp.Columns, cp.Order, cp.Limit, cp.Offset = nil, nil, 0, 0
-	cp.Aggregates = []query.Aggregate{{Func: query.AggCount, Alias: "n"}}
-	r, err := s.Read(ctx, &cp)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
-	if !r.Next() {
-		if err := r.Err(); err != nil {
-			return 0, err
-		}
-		return 0, fault.New(fault.Internal, "ch: count() answered no row")
-	}
-	vals, err := r.Values()
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	switch x := vals[0].(type) {
-	case int64:
-		n = x
-	case uint64:
-		n = int64(x)
-	case json.Number:
-		if n, err = x.Int64(); err != nil {
-			return 0, fault.Wrap(fault.Internal, err, "ch: count() answered %q", x)
-		}
-	default:
-		return 0, fault.New(fault.Internal, "ch: count() answered %T", vals[0])
-	}
-	return n, r.Close()
 }
 
 var _ dialects.Estimator = (*Source)(nil)

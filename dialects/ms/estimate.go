@@ -44,7 +44,7 @@ func (s *Source) Estimate(ctx context.Context, p *query.Plan) (int64, error) {
 		return 0, fault.New(fault.Unavailable, "database source is closed")
 	}
 	if p.Where != nil {
-		return s.countExact(ctx, p)
+		return dialects.CountExact(ctx, s, p)
 	}
 	typ, rows, err := s.partitionRows(ctx, p.Schema, p.Table)
 	if err != nil {
@@ -53,7 +53,7 @@ func (s *Source) Estimate(ctx context.Context, p *query.Plan) (int64, error) {
 	if typ == "U" && rows.Valid {
 		return rows.Int64, nil
 	}
-	return s.countExact(ctx, p)
+	return dialects.CountExact(ctx, s, p)
 }
 
 // partitionRows runs estimateSQL: the object's type ("U" a table, "V" a
@@ -73,39 +73,6 @@ func (s *Source) partitionRows(ctx context.Context, schema, table string) (strin
 		return "", rows, s.err(qctx, err)
 	}
 	return strings.TrimSpace(typ), rows, nil
-}
-
-// countExact counts the rows of a read with its filter: COUNT(*) as an
-// aggregate read.
-func (s *Source) countExact(ctx context.Context, p *query.Plan) (int64, error) {
-	cp := *p
-	cp.Columns, cp.Order, cp.Limit, cp.Offset = nil, nil, 0, 0
-	cp.Aggregates = []query.Aggregate{{Func: query.AggCount, Alias: "n"}}
-	r, err := s.Read(ctx, &cp)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
-	if !r.Next() {
-		if err := r.Err(); err != nil {
-			return 0, err
-		}
-		return 0, fault.New(fault.Internal, "ms: COUNT(*) answered no row")
-	}
-	vals, err := r.Values()
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	switch x := vals[0].(type) {
-	case int64:
-		n = x
-	case int32:
-		n = int64(x)
-	default:
-		return 0, fault.New(fault.Internal, "ms: COUNT(*) answered %T", vals[0])
-	}
-	return n, r.Close()
 }
 
 var _ dialects.Estimator = (*Source)(nil)
