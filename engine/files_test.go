@@ -66,11 +66,14 @@ var (
 	fileSrc  = &fileSource{fakeSource: &fakeSource{}}
 )
 
-// fileRegistry serves one ff database.
-type fileRegistry struct{ *registry }
+// oneDBRegistry serves one database (of a test's own type) of project p1.
+type oneDBRegistry struct {
+	*registry
+	db store.Database
+}
 
-func (r *fileRegistry) Databases(context.Context) ([]store.Database, error) {
-	return []store.Database{{ID: "d2", ProjectID: "p1", Type: fileType, Schema: "s"}}, nil
+func (r *oneDBRegistry) Databases(context.Context) ([]store.Database, error) {
+	return []store.Database{r.db}, nil
 }
 
 func TestFileEntryPoints(t *testing.T) {
@@ -78,7 +81,7 @@ func TestFileEntryPoints(t *testing.T) {
 		dialects.Register(fileType, func(context.Context, dialects.Config) (dialects.Source, error) { return fileSrc, nil })
 	})
 	obj := fileType + "/s/items"
-	reg := &fileRegistry{&registry{pol: store.Policy{
+	reg := &oneDBRegistry{db: store.Database{ID: "d2", ProjectID: "p1", Type: fileType, Schema: "s"}, registry: &registry{pol: store.Policy{
 		Templates: []store.Template{
 			{Name: "read", Rules: []store.Rule{{Object: obj, Actions: []string{"read"}, Columns: []string{"dept", "id", "owner"}}}},
 			{Name: "write", Rules: []store.Rule{{Object: obj, Actions: []string{"create", "read", "update", "delete"}}}},

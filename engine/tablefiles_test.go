@@ -48,13 +48,6 @@ var (
 	aggSrc  = &aggSource{fakeSource: &fakeSource{}}
 )
 
-// aggRegistry serves one fa database.
-type aggRegistry struct{ *registry }
-
-func (r *aggRegistry) Databases(context.Context) ([]store.Database, error) {
-	return []store.Database{{ID: "d3", ProjectID: "p1", Type: aggType, Schema: "s"}}, nil
-}
-
 // TestAggregateTablesRefusesNarrowedReads: the statement reads every
 // source's stored rows whole, so a read right narrowed by a row scope or
 // a column list on any one source is refused before the source is
@@ -66,7 +59,7 @@ func TestAggregateTablesRefusesNarrowedReads(t *testing.T) {
 		dialects.Register(aggType, func(context.Context, dialects.Config) (dialects.Source, error) { return aggSrc, nil })
 	})
 	one, two := aggType+"/s/one", aggType+"/s/two"
-	reg := &aggRegistry{&registry{pol: store.Policy{
+	reg := &oneDBRegistry{db: store.Database{ID: "d3", ProjectID: "p1", Type: aggType, Schema: "s"}, registry: &registry{pol: store.Policy{
 		Templates: []store.Template{
 			{Name: "all", Rules: []store.Rule{{Object: aggType + "/s/*", Actions: []string{"read"}}}},
 			{Name: "two-cols", Rules: []store.Rule{{Object: one, Actions: []string{"read"}},
