@@ -16,15 +16,11 @@ import (
 // statements prepared before it began (preparing one needs a connection
 // of the pool, and a transaction waiting for one while holding the write
 // lock would stall every other writer).
-var hotQueries = []string{selectSession, checkSession, touchSession, insertCall, insertLiveCall, finishCall, insertLiveDone, insertCallDone, sessionTail, insertEntry}
+var hotQueries = []string{selectSession, touchSession, insertCall, insertLiveCall, finishCall, insertLiveDone, insertCallDone, sessionTail, insertEntry}
 
 const (
 	selectSession = `SELECT ` + sessionCols + sessionFrom + ` WHERE s.id = ?`
-	// checkSession reads what Session.Refuses and a read-only call's
-	// answer need of a session, from its own row: no join for the
-	// identity's name, no name or context (BeginReadCall).
-	checkSession = `SELECT project_id, identity_id, idle_ns, started_at, last_seen_at, ended_at FROM sessions WHERE id = ?`
-	touchSession = `UPDATE sessions SET last_seen_at = ? WHERE id = ?`
+	touchSession  = `UPDATE sessions SET last_seen_at = ? WHERE id = ?`
 	// insertCall appends an entry with the session's next Seq.
 	insertCall = `INSERT INTO session_calls (session_id, seq, tool, arguments, started_at)
 SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ? FROM session_calls WHERE session_id = ? RETURNING seq`
@@ -66,7 +62,7 @@ WHERE session_id = ? AND seq = ?`
 // prepareHot prepares hotQueries and the dialect's session lock. One that
 // fails to prepare runs unprepared (and fails there, with its error).
 func (s *Store) prepareHot(ctx context.Context) {
-	for _, q := range append(slices.Clip(hotQueries), s.dia.lockSession) {
+	for _, q := range append(append(slices.Clip(hotQueries), checkQueries...), s.dia.lockSession) {
 		if q != "" {
 			_, _ = s.stmt(ctx, q)
 		}

@@ -166,30 +166,6 @@ func oneSession(ctx context.Context, q querier, id string) (Session, error) {
 	return ss, nil
 }
 
-// checkedSession reads the session of id as BeginReadCall checks it (the
-// narrow checkSession): ID, ProjectID, IdentityID, IdleTimeout, StartedAt,
-// LastSeenAt and EndedAt; Identity, Name and Context are left empty. An
-// unknown id is fault.NotFound.
-func checkedSession(ctx context.Context, q querier, id string) (Session, error) {
-	ss := Session{ID: id}
-	var idle, started, seen int64
-	var ended sql.NullInt64
-	err := q.QueryRowContext(ctx, checkSession, id).Scan(&ss.ProjectID, &ss.IdentityID, &idle, &started, &seen, &ended)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Session{}, fault.New(fault.NotFound, "session %q not found", id)
-	}
-	if err != nil {
-		return Session{}, dbErr(err, "store: read session")
-	}
-	ss.IdleTimeout = time.Duration(idle)
-	ss.StartedAt = fromNanos(started)
-	ss.LastSeenAt = fromNanos(seen)
-	if ended.Valid {
-		ss.EndedAt = fromNanos(ended.Int64)
-	}
-	return ss, nil
-}
-
 // SessionOfTransport returns the id of the newest session of identityID in
 // projectID started on the MCP transport session transport, live or not,
 // and "" when there is none.
@@ -305,10 +281,11 @@ type ReadCall struct {
 // written yet. The entry's Seq is known once written: finish the call with
 // FinishReadCall. The session returned (and the one of a refusal) holds
 // what the check reads: ID, ProjectID, IdentityID, IdleTimeout, StartedAt,
-// LastSeenAt and EndedAt, not Identity, Name or Context (one row read by
-// its key, no join: it runs once per call).
+// LastSeenAt and EndedAt, not Identity, Name or Context (its own row, no
+// join). The read is shared by the calls that arrive while another is in
+// flight, and starts after they all arrived (checkSession).
 func (s *Store) BeginReadCall(ctx context.Context, c CallStart) (Session, *ReadCall, error) {
-	ss, err := checkedSession(ctx, prepared{s: s}, c.SessionID)
+	ss, err := s.checkSession(ctx, c.SessionID)
 	if err != nil {
 		if fault.KindOf(err) == fault.NotFound {
 			return Session{}, nil, &SessionRefused{Reason: RefusedUnknown}

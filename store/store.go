@@ -66,6 +66,9 @@ type Store struct {
 	// writer writes it; lastCalls counts its stores, to bound it.
 	lastCall  sync.Map
 	lastCalls atomic.Int64
+	// checker groups the session checks of read-only calls
+	// (session_check.go).
+	checker sessionChecker
 	// closing ends with Close (shut), and with it the Changes channels.
 	closing context.Context
 	shut    context.CancelFunc

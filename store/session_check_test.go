@@ -1,0 +1,196 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/littlebitlabs/minimal/fault"
+)
+
+// holdFirstRead makes the next check read of s wait, after it has read and
+// before it answers, until the returned release is called; read is closed
+// once that read has run. Later reads report their ids on reads.
+func holdFirstRead(t *testing.T, s *Store) (read <-chan struct{}, release func(), reads <-chan []string) {
+	t.Helper()
+	readc, relc := make(chan struct{}), make(chan struct{})
+	idsc := make(chan []string, 16)
+	var once sync.Once
+	first := true
+	s.checker.afterRead = func(ids []string) {
+		if first {
+			first = false
+			close(readc)
+			<-relc
+			return
+		}
+		idsc <- slices.Clone(ids)
+	}
+	release = func() { once.Do(func() { close(relc) }) }
+	t.Cleanup(release)
+	return readc, release, idsc
+}
+
+func TestSessionCheckAfterEnd(t *testing.T) { eachBackend(t, testSessionCheckAfterEnd) }
+
+// testSessionCheckAfterEnd: a read-only call that arrives while a check
+// read of its session is in flight, after the session was ended through
+// another Store on the same control plane (another replica, or a stdio
+// process on the same file), is refused: it does not share the read in
+// flight, which started before the end, but waits for the next one. The
+// call whose read it was, which arrived before the end, is taken.
+func testSessionCheckAfterEnd(t *testing.T) {
+	s, dir := newStore(t)
+	other := openStore(t, dir)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "g")
+	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
+	begin := func() error {
+		_, rc, err := s.BeginReadCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "t", Arguments: `{}`})
+		if err == nil {
+			s.FinishReadCall(rc, "ok", "", 0, 0, func(err error) { t.Errorf("journal: %v", err) })
+		}
+		return err
+	}
+	read, release, _ := holdFirstRead(t, s)
+	first := make(chan error, 1)
+	go func() { first <- begin() }()
+	<-read // the first call's read has run: the session was live
+	if err := other.EndSession(ctx, ss.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() { second <- begin() }()
+	select {
+	case err := <-second:
+		t.Fatalf("a call that arrived while a read was in flight was answered before it: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	if err := <-first; err != nil {
+		t.Fatalf("the call read before the end: %v", err)
+	}
+	var r *SessionRefused
+	if err := <-second; !errors.As(err, &r) || r.Reason != RefusedEnded {
+		t.Fatalf("the call that arrived after the end: %v, want the session ended", err)
+	}
+	if j := must[[]JournalEntry](t)(s.Journal(ctx, ss.ID)); len(j) != 1 {
+		t.Fatalf("%d entries, want 1", len(j))
+	}
+}
+
+func TestSessionCheckGrouped(t *testing.T) { eachBackend(t, testSessionCheckGrouped) }
+
+// testSessionCheckGrouped: calls on several sessions that arrive while a
+// check read is in flight share the next read, one statement for all their
+// sessions, and each is answered by its own session's state: live, ended
+// through another Store, idled out, owned by another identity, unknown.
+// A caller that stops waiting gets a timeout, and the others their answer.
+func testSessionCheckGrouped(t *testing.T) {
+	s, dir := newStore(t)
+	other := openStore(t, dir)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "g")
+	_, id2 := sessionOwner(t, s, "h")
+	open := func(idle time.Duration) Session {
+		return must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: idle}))
+	}
+	live, live2, ended, idled := open(time.Hour), open(0), open(time.Hour), open(time.Millisecond)
+	theirs := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: id2.ProjectID, IdentityID: id2.ID, Name: "n", Context: "c"}))
+	if err := other.EndSession(ctx, ended.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond) // idled idles out
+	const unknown = "00000000-0000-0000-0000-000000000000"
+
+	read, release, reads := holdFirstRead(t, s)
+	go s.BeginReadCall(ctx, CallStart{SessionID: live.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "t", Arguments: `{}`})
+	<-read
+	cases := []struct {
+		session string
+		want    Refusal
+	}{
+		{live.ID, 0}, {live2.ID, 0}, {live.ID, 0}, {ended.ID, RefusedEnded}, {idled.ID, RefusedExpired},
+		{theirs.ID, RefusedUnknown}, {unknown, RefusedUnknown}, {live2.ID, 0},
+	}
+	errs := make([]error, len(cases))
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Go(func() {
+			_, rc, err := s.BeginReadCall(ctx, CallStart{SessionID: c.session, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "t", Arguments: `{}`})
+			if err == nil {
+				s.FinishReadCall(rc, "ok", "", 0, 0, func(err error) { t.Errorf("journal: %v", err) })
+			}
+			errs[i] = err
+		})
+	}
+	gone, cancel := context.WithCancel(ctx)
+	quit := make(chan error, 1)
+	go func() {
+		_, _, err := s.BeginReadCall(gone, CallStart{SessionID: live.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "t", Arguments: `{}`})
+		quit <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // every call is waiting
+	cancel()
+	if err := <-quit; fault.KindOf(err) != fault.Timeout {
+		t.Fatalf("a caller that stopped waiting: %v, want a timeout", err)
+	}
+	release()
+	wg.Wait()
+	for i, c := range cases {
+		var r *SessionRefused
+		switch {
+		case c.want == 0 && errs[i] != nil:
+			t.Errorf("call %d: %v, want it taken", i, errs[i])
+		case c.want != 0 && (!errors.As(errs[i], &r) || r.Reason != c.want):
+			t.Errorf("call %d: %v, want refusal %d", i, errs[i], c.want)
+		}
+	}
+	ids := <-reads
+	slices.Sort(ids)
+	want := []string{live.ID, live2.ID, ended.ID, idled.ID, theirs.ID, unknown}
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Fatalf("the next read covered %v, want every session named once: %v", ids, want)
+	}
+	select {
+	case more := <-reads:
+		t.Fatalf("another read, of %v: the waiting calls did not share one", more)
+	default:
+	}
+	if j := must[[]JournalEntry](t)(s.Journal(ctx, live.ID)); len(j) != 3 {
+		t.Fatalf("%d entries in the live session, want 3", len(j))
+	}
+}
+
+// TestSessionCheckMany: more sessions than one read covers, checked at
+// once, each get their own answer.
+func TestSessionCheckMany(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "m")
+	n := 2*maxCheckIDs + 5
+	ids := make([]string, n)
+	for i := range ids {
+		ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c"}))
+		ids[i] = ss.ID
+		if i%3 == 0 {
+			if err := s.EndSession(ctx, ss.ID, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for i, sid := range ids {
+		wg.Go(func() {
+			got, err := s.checkSession(ctx, sid)
+			if err != nil || got.ID != sid || got.EndedAt.IsZero() != (i%3 != 0) {
+				t.Errorf("session %d: %+v, %v", i, got, err)
+			}
+		})
+	}
+	wg.Wait()
+}
