@@ -21,13 +21,18 @@ const routeUnmatched = "unmatched"
 // otherwise drown the request log.
 var quiet = map[string]bool{"/livez": true, "/readyz": true, "/metrics": true}
 
+// opLogAttrs is the room an opLog keeps for an operation's attributes
+// without an allocation of their own (engine's line has at most 10).
+const opLogAttrs = 12
+
 // opLog holds the attributes of the first data operation of a request
 // (LogOperation) for the request's one log line.
 type opLog struct {
 	mu      sync.Mutex
 	attrs   []slog.Attr
-	taken   bool // an operation's attributes are held
-	written bool // the request line is written: later operations log their own
+	buf     [opLogAttrs]slog.Attr // attrs' storage when they fit
+	taken   bool                  // an operation's attributes are held
+	written bool                  // the request line is written: later operations log their own
 }
 
 type opLogKey struct{}
@@ -36,7 +41,7 @@ type opLogKey struct{}
 // to the log line of the request ctx belongs to, and reports whether it
 // took them: only the first operation of a request served by Middleware
 // with a logger, before its line is written. An operation it does not take
-// logs a line of its own.
+// logs a line of its own. It copies attrs: the caller may reuse them.
 func LogOperation(ctx context.Context, attrs ...slog.Attr) bool {
 	l, _ := ctx.Value(opLogKey{}).(*opLog)
 	if l == nil {
@@ -47,8 +52,36 @@ func LogOperation(ctx context.Context, attrs ...slog.Attr) bool {
 	if l.taken || l.written {
 		return false
 	}
-	l.attrs, l.taken = attrs, true
+	l.attrs, l.taken = append(l.buf[:0], attrs...), true
 	return true
+}
+
+// requestCtx is the context Middleware gives a request: one value that
+// answers for the request id (chi's middleware.RequestIDKey, so
+// middleware.GetReqID finds it), the face and the request's opLog, instead
+// of a context.WithValue layer and a boxed string for each. Other keys go
+// to the parent.
+type requestCtx struct {
+	context.Context
+	id   any // the request id, a string boxed once
+	face any // the face, a string boxed once per Middleware
+	ops  *opLog
+	log  opLog // ops' storage when the request has a log line
+}
+
+func (c *requestCtx) Value(key any) any {
+	switch key {
+	case any(middleware.RequestIDKey):
+		return c.id
+	case any(faceKey):
+		return c.face
+	case any(opLogKey{}):
+		if c.ops == nil {
+			return nil
+		}
+		return c.ops
+	}
+	return c.Context.Value(key)
 }
 
 // Middleware is the outermost layer of a face's handler. For every request
@@ -65,22 +98,24 @@ func LogOperation(ctx context.Context, attrs ...slog.Attr) bool {
 // router (api uses it with r.Use), else the pattern of the http.ServeMux
 // below it (the MCP listener), else "unmatched". m and log may be nil.
 func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) http.Handler {
+	faceValue := any(face)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			id := requestIDFrom(r.Header.Get(RequestIDHeader))
-			ctx := WithFace(WithRequestID(r.Context(), id), face)
+			rc := &requestCtx{Context: r.Context(), id: id, face: faceValue}
+			var ops *opLog
+			if log != nil {
+				ops = &rc.log
+				rc.ops = ops
+			}
+			ctx := context.Context(rc)
 			if tid := traceIDFrom(r.Header.Get("traceparent")); tid != "" {
 				ctx = contextWithTrace(ctx, tid)
 			}
 			ctx, span := startServerSpan(ctx, propagation.HeaderCarrier(r.Header), r.Method, r.URL.Path, face, id)
 			w.Header()[RequestIDHeader] = []string{id} // canonical already: no Set to canonicalize it
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-			var ops *opLog
-			if log != nil {
-				ops = &opLog{}
-				ctx = context.WithValue(ctx, opLogKey{}, ops)
-			}
 			r2 := r.WithContext(ctx)
 			var inFlight prometheus.Gauge
 			if m != nil {

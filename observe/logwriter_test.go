@@ -2,6 +2,7 @@ package observe
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-chi/chi/v5/middleware"
 )
 
 // countingWriter counts the writes it gets.
@@ -122,5 +125,42 @@ func TestOneLinePerRequest(t *testing.T) {
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/fail", nil))
 	if text := logs.String(); strings.Count(text, "\n") != 1 || !strings.Contains(text, `"level":"WARN"`) || !strings.Contains(text, `"path":"/fail"`) {
 		t.Errorf("at warn level: %s", text)
+	}
+}
+
+// TestRequestContext: behind Middleware a request's context answers the
+// request id (also through chi's GetReqID), the face, a trace id and a
+// value an inner layer adds; a later WithRequestID wins; the attributes
+// an operation hands to the line are copied, so the caller may reuse its
+// slice before the line is written.
+func TestRequestContext(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	type innerKey struct{}
+	h := Middleware(FaceMCP, nil, log)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := context.WithValue(r.Context(), innerKey{}, "inner")
+		if RequestID(ctx) != "rid-1" || middleware.GetReqID(ctx) != "rid-1" || Face(ctx) != FaceMCP ||
+			TraceID(ctx) != "4bf92f3577b34da6a3ce929d0e0e4736" || ctx.Value(innerKey{}) != "inner" {
+			t.Errorf("request context: id %q face %q trace %q", RequestID(ctx), Face(ctx), TraceID(ctx))
+		}
+		if got := RequestID(WithRequestID(ctx, "rid-2")); got != "rid-2" {
+			t.Errorf("WithRequestID under the request: %q", got)
+		}
+		attrs := []slog.Attr{slog.String("action", "read"), slog.String("object", "pg/s/t")}
+		if !LogOperation(ctx, attrs...) {
+			t.Error("the operation was not taken")
+		}
+		attrs[0], attrs[1] = slog.String("action", "reused"), slog.String("object", "reused")
+	}))
+	req := httptest.NewRequest("GET", "/x", nil)
+	req.Header.Set(RequestIDHeader, "rid-1")
+	req.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	var rec map[string]any
+	if err := json.Unmarshal(logs.Bytes(), &rec); err != nil {
+		t.Fatalf("%v: %s", err, logs.String())
+	}
+	if rec["action"] != "read" || rec["object"] != "pg/s/t" || rec["request_id"] != "rid-1" || rec["face"] != FaceMCP {
+		t.Errorf("request line: %s", logs.String())
 	}
 }
