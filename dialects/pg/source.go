@@ -2,6 +2,7 @@ package pg
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,11 @@ type Source struct {
 	// know by OID (extension types like citext, enums, their arrays), so
 	// that results of those types decode as their kind says.
 	learned sync.Map // uint32 → *codec
+
+	// shapes keeps the columns and decoders of each statement's results
+	// (shapeOf), at most maxShapes of them, counted by shapeCount.
+	shapes     sync.Map // string → *shape
+	shapeCount atomic.Int64
 }
 
 // Open creates the pool for cfg. It does not connect: the first statement
@@ -383,22 +389,14 @@ func (s *Source) query(ctx context.Context, q querier, st dialects.Stmt, opts ..
 		return nil, s.err(ctx, err)
 	}
 	fds := pr.FieldDescriptions()
+	sh := s.shapeOf(st.SQL, fds, pr)
 	r := &rows{
 		ctx:  ctx,
 		src:  s,
 		rows: pr,
-		cols: make([]dialects.Column, len(fds)),
-		dec:  make([]decodeFunc, len(fds)),
+		cols: sh.cols,
+		dec:  sh.dec,
 		vals: make([]any, len(fds)),
-	}
-	for i, fd := range fds {
-		c := s.codec(fd.DataTypeOID)
-		r.cols[i] = dialects.Column{Name: fd.Name, Kind: dialects.KindOther, Nullable: true}
-		if c != nil {
-			r.cols[i].DBType = c.name
-			r.cols[i].Kind = c.kind
-		}
-		r.dec[i] = pickDecoder(c, fd, pr)
 	}
 	// Fetch the first row now: a statement that fails (bad input, timeout,
 	// constraint) fails here, before the caller has started to answer.
@@ -410,6 +408,76 @@ func (s *Source) query(ctx context.Context, q querier, st dialects.Stmt, opts ..
 		}
 	}
 	return r, nil
+}
+
+// shape is what a result's field descriptions make of it: its columns and
+// each column's decoder. Both are read only once made.
+type shape struct {
+	fds  []pgconn.FieldDescription // a copy of the fields it was made from
+	cols []dialects.Column
+	dec  []decodeFunc
+	// keep is whether the shape may serve later results of the same
+	// fields: every column has a type known by OID and a decoder of its
+	// own (a fallback decoder belongs to one connection's type map).
+	keep bool
+}
+
+// maxShapes bounds Source.shapes: past it the kept shapes are forgotten
+// and made again as statements run (a statement per filter form is
+// usually a few dozen).
+const maxShapes = 1024
+
+// shapeOf returns the shape of a result of sql with fields fds: the one
+// kept for sql when its fields are the same (name, type, wire format),
+// else a new one, kept when it can be. A prepared statement answers with
+// the same fields until the table changes, so a read makes its columns and
+// decoders once rather than once per query.
+func (s *Source) shapeOf(sql string, fds []pgconn.FieldDescription, pr pgx.Rows) *shape {
+	if v, ok := s.shapes.Load(sql); ok {
+		if sh := v.(*shape); sameFields(sh.fds, fds) {
+			return sh
+		}
+	}
+	sh := &shape{
+		fds:  slices.Clone(fds),
+		cols: make([]dialects.Column, len(fds)),
+		dec:  make([]decodeFunc, len(fds)),
+		keep: true,
+	}
+	for i, fd := range fds {
+		c := s.codec(fd.DataTypeOID)
+		sh.cols[i] = dialects.Column{Name: fd.Name, Kind: dialects.KindOther, Nullable: true}
+		if c != nil {
+			sh.cols[i].DBType = c.name
+			sh.cols[i].Kind = c.kind
+		}
+		sh.dec[i] = pickDecoder(c, fd, pr)
+		if c == nil || fd.Format != pgx.TextFormatCode && c.bin == nil {
+			sh.keep = false
+		}
+	}
+	if sh.keep {
+		if s.shapeCount.Add(1) > maxShapes {
+			s.shapes.Clear()
+			s.shapeCount.Store(1)
+		}
+		s.shapes.Store(sql, sh)
+	}
+	return sh
+}
+
+// sameFields reports whether two results have the same columns: names,
+// types and wire formats, in order.
+func sameFields(a, b []pgconn.FieldDescription) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].DataTypeOID != b[i].DataTypeOID || a[i].Format != b[i].Format {
+			return false
+		}
+	}
+	return true
 }
 
 // pickDecoder chooses a column's decoder once per query from its type and
