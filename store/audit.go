@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -123,6 +124,10 @@ func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
 	return s.record(ctx, "store: append audit log", func(tx *sql.Tx) error {
 		p := prepared{s, tx}
 		args := make([]any, 0, min(len(entries), auditRowsPerInsert)*14)
+		// A batch's entries mostly share a principal: its roles are
+		// encoded once, and the text boxed once, for all its rows.
+		var lastRoles []string
+		var lastText any
 		for start := 0; start < len(entries); {
 			n, query := auditRowsPerInsert, auditInsertFull
 			if len(entries)-start < auditRowsPerInsert {
@@ -130,11 +135,14 @@ func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
 			}
 			args = args[:0]
 			for _, e := range entries[start : start+n] {
-				roles, err := json.Marshal(nonNil(e.Roles))
-				if err != nil {
-					return fault.Wrap(fault.Internal, err, "store: encode audit roles")
+				if lastText == nil || !slices.Equal(e.Roles, lastRoles) {
+					roles, err := json.Marshal(nonNil(e.Roles))
+					if err != nil {
+						return fault.Wrap(fault.Internal, err, "store: encode audit roles")
+					}
+					lastRoles, lastText = e.Roles, string(roles)
 				}
-				args = append(args, e.ID, e.At.UnixNano(), e.ProjectID, e.IdentityID, e.Identity, string(roles),
+				args = append(args, e.ID, e.At.UnixNano(), e.ProjectID, e.IdentityID, e.Identity, lastText,
 					e.Face, e.Object, e.Action, e.Rows, e.Outcome, e.Message, e.RequestID, int64(e.Duration))
 			}
 			if _, err := p.ExecContext(ctx, query, args...); err != nil {

@@ -207,3 +207,39 @@ func TestLiveSessions(t *testing.T) {
 		}
 	})
 }
+
+// TestAuditRolesPerRow: each row of a batch keeps its own roles when
+// principals alternate within the batch and across its 50-row INSERTs
+// (roles are encoded once per run of equal ones).
+func TestAuditRolesPerRow(t *testing.T) {
+	eachBackend(t, func(t *testing.T) {
+		s, _ := newStore(t)
+		ctx := t.Context()
+		_, p, _ := tenant(t, s, "rol")
+		roles := [][]string{{"analyst", "admin"}, {"analyst", "admin"}, {"reader"}, nil, {}, {"analyst"}, {"analyst", "admin"}}
+		base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		var batch []AuditEntry
+		for i := range 130 {
+			e := auditEntry(p.ID, "alice", "pg/public/t", "read", "ok", base.Add(time.Duration(i)*time.Second))
+			e.ID = fmt.Sprintf("0000-%04d", i)
+			e.Roles = roles[i%len(roles)]
+			batch = append(batch, e)
+		}
+		if err := s.AppendAudit(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		all := must[[]AuditEntry](t)(s.AuditLog(ctx, p.ID, AuditFilter{Limit: MaxAuditLimit}))
+		if len(all) != len(batch) {
+			t.Fatalf("%d entries, want %d", len(all), len(batch))
+		}
+		for _, e := range all {
+			var i int
+			if _, err := fmt.Sscanf(e.ID, "0000-%d", &i); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fmt.Sprint(e.Roles), fmt.Sprint(nonNil(roles[i%len(roles)])); got != want || e.Roles == nil {
+				t.Errorf("entry %d: roles %v (nil %v), want %s", i, e.Roles, e.Roles == nil, want)
+			}
+		}
+	})
+}
