@@ -140,3 +140,63 @@ func testReadCallSession(t *testing.T) {
 		t.Fatalf("idled-out session: %v (%+v)", err, r)
 	}
 }
+
+func TestReadCallsRunning(t *testing.T) { eachBackend(t, testReadCallsRunning) }
+
+// testReadCallsRunning: the entry of a read-only call still running, which
+// the writer holds back for its outcome, is written within readLinger all
+// the same (another Store sees it, `running`, without any flush of the
+// first), in the order of the session's calls; outcomes that come later are
+// written too.
+func testReadCallsRunning(t *testing.T) {
+	s, dir := newStore(t)
+	other := openStore(t, dir)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "w")
+	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
+	var calls []*ReadCall
+	for i := range 4 {
+		_, rc, err := s.BeginReadCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "t", Arguments: `{"i":` + string(rune('0'+i)) + `}`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls = append(calls, rc)
+		if i == 0 {
+			s.FinishReadCall(rc, "ok", "", 0, 0, func(err error) { t.Errorf("call 0: %v", err) })
+		}
+	}
+	seen := func(done int) []JournalEntry {
+		t.Helper()
+		deadline := time.Now().Add(10 * readLinger)
+		for {
+			j := must[[]JournalEntry](t)(other.Journal(ctx, ss.ID))
+			n := 0
+			for _, e := range j {
+				if e.Done {
+					n++
+				}
+			}
+			if len(j) == 4 && n == done {
+				return j
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("another store reads %d entries, %d done, %v after the calls; want 4, %d done", len(j), n, 10*readLinger, done)
+			}
+			time.Sleep(readLinger / 4)
+		}
+	}
+	j := seen(1)
+	for k, e := range j {
+		if e.Seq != int64(k+1) || e.Arguments != `{"i":`+string(rune('0'+k))+`}` || e.Done != (k == 0) {
+			t.Fatalf("entry %d: %+v", k, e)
+		}
+	}
+	for i, rc := range calls[1:] {
+		s.FinishReadCall(rc, "ok", "", int64(i+1), 0, func(err error) { t.Errorf("call %d: %v", i+1, err) })
+	}
+	for k, e := range seen(4) {
+		if e.Seq != int64(k+1) || e.Outcome != "ok" || e.Rows != int64(k) {
+			t.Fatalf("entry %d after the outcomes: %+v", k, e)
+		}
+	}
+}

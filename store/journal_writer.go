@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/littlebitlabs/minimal/fault"
@@ -19,10 +20,14 @@ import (
 // and they no longer queue on the database's write lock one by one.
 //
 // A read-only call (BeginReadCall) is checked by its caller, who reads the
-// session, and handed to the writer, which answers it as soon as it takes
-// it: its entry waits in memory (pending) up to readLinger, its outcome
-// joins it when the call finishes first, and the whole batch is then
-// written in one transaction, one INSERT per call. A journal read
+// session, and queued for the writer without waiting: its entry waits in
+// memory (pending) up to readLinger, its outcome joins it when the call
+// finishes first, and the whole batch is then written in one transaction,
+// a few multi-row INSERTs per session (insertEntries). A write nobody waits
+// for leaves the entries of calls still running, taken less than
+// readLinger before, for the next one (holdBack), so that a call's outcome
+// usually rides in its entry's INSERT rather than in an UPDATE of its own.
+// A journal read
 // (Journal, FlushJournal), a call somebody waits for and Close write what
 // is pending first, so a reader never misses a call; a crash loses the
 // read-only calls of the last readLinger.
@@ -49,6 +54,9 @@ type journalOp struct {
 	accepted, written bool
 	// touch: an accepted begin moves the session's last_seen_at.
 	touch bool
+	// queued is when the writer took an accepted begin (its entry may
+	// wait for its outcome until readLinger after).
+	queued time.Time
 	// writeErr is why an accepted begin's entry could not be written (its
 	// caller, answered already, reads err).
 	writeErr error
@@ -86,7 +94,9 @@ func (s *Store) journal(ctx context.Context, op *journalOp) error {
 		return fault.Wrap(fault.Timeout, ctx.Err(), "store: journal call")
 	}
 	s.journalMu.RUnlock()
-	if op.report != nil {
+	if op.report != nil || op.accepted {
+		// Nobody waits for it: queued, it keeps its place (the writer
+		// takes the queue in order), and an accepted begin has its answer.
 		return nil
 	}
 	// Once queued, the operation is written whatever the caller does:
@@ -133,11 +143,11 @@ func (s *Store) runJournal() {
 			case op, ok = <-s.journalQ:
 			case <-due.C:
 				idle.Stop()
-				pending = s.flush(pending, nil)
+				pending = s.flushDue(pending, due, false)
 				continue
 			case <-idle.C:
 				due.Stop()
-				pending = s.flush(pending, nil)
+				pending = s.flushDue(pending, due, false)
 				continue
 			}
 		} else {
@@ -160,8 +170,82 @@ func (s *Store) runJournal() {
 		}
 		due.Stop()
 		idle.Stop()
+		if len(batch) == 0 {
+			pending = s.flushDue(pending, due, true)
+			continue
+		}
 		pending = s.flush(pending, batch)
 	}
+}
+
+// flushDue writes what is pending but the entries of read-only calls still
+// running that may wait for their outcome (holdBack), so that the outcome
+// goes in the entry's INSERT instead of an UPDATE of its own; full, it
+// writes everything when nothing could be written otherwise. It returns
+// what is left, with due set for the oldest of it.
+func (s *Store) flushDue(pending []*journalOp, due *time.Timer, full bool) []*journalOp {
+	now := time.Now()
+	write, keep := holdBack(pending, now)
+	if len(write) == 0 && full {
+		write, keep = pending, nil
+	}
+	s.flush(write, nil)
+	if len(keep) == 0 {
+		clear(pending)
+		return pending[:0]
+	}
+	oldest := keep[0].queued
+	for _, op := range keep {
+		if op.queued.Before(oldest) {
+			oldest = op.queued
+		}
+	}
+	due.Reset(max(readLinger-now.Sub(oldest), time.Millisecond))
+	n := copy(pending, keep)
+	clear(pending[n:])
+	return pending[:n]
+}
+
+// holdBack splits pending, in order, into what to write now and what may
+// wait: the entries of read-only calls still running (no outcome yet),
+// queued less than readLinger before now, and of each session every entry
+// after the first of those (a session's entries are written in the order
+// of its calls, which gives their Seqs). Everything else is written.
+func holdBack(pending []*journalOp, now time.Time) (write, keep []*journalOp) {
+	var held map[string]bool
+	for _, op := range pending {
+		if !op.accepted {
+			continue
+		}
+		if !op.entry.Done && now.Sub(op.queued) < readLinger {
+			if held == nil {
+				held = map[string]bool{}
+			}
+			held[op.entry.SessionID] = true
+		}
+	}
+	if held == nil {
+		return pending, nil
+	}
+	// A held session's entries up to its last one that must go (done or
+	// old) are written, running or not: they come before it.
+	last := map[string]int{}
+	for i, op := range pending {
+		if op.accepted && held[op.entry.SessionID] && (op.entry.Done || now.Sub(op.queued) >= readLinger) {
+			last[op.entry.SessionID] = i
+		}
+	}
+	write = make([]*journalOp, 0, len(pending))
+	for i, op := range pending {
+		if op.accepted && held[op.entry.SessionID] {
+			if l, ok := last[op.entry.SessionID]; !ok || i > l {
+				keep = append(keep, op)
+				continue
+			}
+		}
+		write = append(write, op)
+	}
+	return write, keep
 }
 
 // readLinger is how long what nobody waits for may wait in memory for
@@ -203,6 +287,7 @@ func (s *Store) admit(batch, pending []*journalOp) ([]*journalOp, []*journalOp) 
 			op.entry.SessionID, op.entry.Seq = op.finishOf.entry.SessionID, op.finishOf.entry.Seq
 			pending = append(pending, op)
 		case op.accepted:
+			op.queued = time.Now()
 			pending = append(pending, op)
 			close(op.done)
 		case op.report != nil:
@@ -441,9 +526,9 @@ func (s *Store) applyAccepted(ctx context.Context, tx prepared, op *journalOp) e
 
 // appendAccepted writes the entries of the accepted read-only calls of
 // batch, session by session: one read of the session's last Seq and of
-// whether it still takes calls (not ended, same owner), then one plain
-// INSERT per entry with the Seqs that follow, in the order the calls were
-// accepted, and the session's last_seen_at moved once (not for a session
+// whether it still takes calls (not ended, same owner), then the entries
+// with the Seqs that follow, in the order the calls were accepted, in a few
+// multi-row INSERTs (insertEntries), and the session's last_seen_at moved once (not for a session
 // that no longer takes calls). The calls have run: a session ended through
 // another Store since their callers read it gets its entries all the same.
 func (s *Store) appendAccepted(ctx context.Context, tx prepared, batch []*journalOp) error {
@@ -467,18 +552,13 @@ func (s *Store) appendAccepted(ctx context.Context, tx prepared, batch []*journa
 		}
 		var touch *journalOp
 		for i, op := range g {
-			e := &op.entry
-			e.Seq = last + int64(i) + 1
-			var outcome sql.NullString
-			if e.Done {
-				outcome = sql.NullString{String: e.Outcome, Valid: true}
-			}
-			if _, err := tx.ExecContext(ctx, insertEntry, id, e.Seq, e.Tool, e.Arguments, op.at.UnixNano(), outcome, e.Message, e.Rows, int64(e.Duration)); err != nil {
-				return err
-			}
+			op.entry.Seq = last + int64(i) + 1
 			if op.touch {
 				touch = op
 			}
+		}
+		if err := insertEntries(ctx, tx, g); err != nil {
+			return err
 		}
 		if !live {
 			continue
@@ -487,6 +567,43 @@ func (s *Store) appendAccepted(ctx context.Context, tx prepared, batch []*journa
 			if _, err := tx.ExecContext(ctx, touchSession, touch.at.UnixNano(), id); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// entryChunks are the numbers of rows of the multi-row INSERTs of entries
+// (insertEntries), largest first; entryInserts their statements.
+var (
+	entryChunks  = []int{16, 4, 1}
+	entryInserts = func() []string {
+		q := make([]string, len(entryChunks))
+		for i, n := range entryChunks {
+			q[i] = insertEntry + strings.Repeat(", (?, ?, ?, ?, ?, ?, ?, ?, ?)", n-1)
+		}
+		return q
+	}()
+)
+
+// insertEntries writes the entries of ops, their Seqs set, in as few
+// prepared INSERTs as entryChunks allow.
+func insertEntries(ctx context.Context, tx prepared, ops []*journalOp) error {
+	var args []any
+	for k, n := range entryChunks {
+		for len(ops) >= n {
+			args = args[:0]
+			for _, op := range ops[:n] {
+				e := &op.entry
+				var outcome sql.NullString
+				if e.Done {
+					outcome = sql.NullString{String: e.Outcome, Valid: true}
+				}
+				args = append(args, e.SessionID, e.Seq, e.Tool, e.Arguments, op.at.UnixNano(), outcome, e.Message, e.Rows, int64(e.Duration))
+			}
+			if _, err := tx.ExecContext(ctx, entryInserts[k], args...); err != nil {
+				return err
+			}
+			ops = ops[n:]
 		}
 	}
 	return nil

@@ -16,7 +16,7 @@ import (
 // statements prepared before it began (preparing one needs a connection
 // of the pool, and a transaction waiting for one while holding the write
 // lock would stall every other writer).
-var hotQueries = []string{selectSession, touchSession, insertCall, insertLiveCall, finishCall, insertLiveDone, insertCallDone, sessionTail, insertEntry}
+var hotQueries = []string{selectSession, touchSession, insertCall, insertLiveCall, finishCall, insertLiveDone, insertCallDone, sessionTail}
 
 const (
 	selectSession = `SELECT ` + sessionCols + sessionFrom + ` WHERE s.id = ?`
@@ -62,7 +62,7 @@ WHERE session_id = ? AND seq = ?`
 // prepareHot prepares hotQueries and the dialect's session lock. One that
 // fails to prepare runs unprepared (and fails there, with its error).
 func (s *Store) prepareHot(ctx context.Context) {
-	for _, q := range append(append(slices.Clip(hotQueries), checkQueries...), s.dia.lockSession) {
+	for _, q := range append(append(append(slices.Clip(hotQueries), checkQueries...), entryInserts...), s.dia.lockSession) {
 		if q != "" {
 			_, _ = s.stmt(ctx, q)
 		}

@@ -107,7 +107,12 @@ func testSessionCheckGrouped(t *testing.T) {
 	const unknown = "00000000-0000-0000-0000-000000000000"
 
 	read, release, reads := holdFirstRead(t, s)
-	go s.BeginReadCall(ctx, CallStart{SessionID: live.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "t", Arguments: `{}`})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, _, err := s.BeginReadCall(ctx, CallStart{SessionID: live.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "t", Arguments: `{}`}); err != nil {
+			t.Errorf("the call read first: %v", err)
+		}
+	})
 	<-read
 	cases := []struct {
 		session string
@@ -117,7 +122,6 @@ func testSessionCheckGrouped(t *testing.T) {
 		{theirs.ID, RefusedUnknown}, {unknown, RefusedUnknown}, {live2.ID, 0},
 	}
 	errs := make([]error, len(cases))
-	var wg sync.WaitGroup
 	for i, c := range cases {
 		wg.Go(func() {
 			_, rc, err := s.BeginReadCall(ctx, CallStart{SessionID: c.session, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "t", Arguments: `{}`})
