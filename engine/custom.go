@@ -103,13 +103,13 @@ func (e *Engine) CallAPI(ctx context.Context, p *auth.Principal, call *CustomCal
 			_ = rows.Close()
 			return nil, err
 		}
-		pr, err := prefetch(rows)
-		if err != nil {
+		ar := &auditRows{done: func(n int64, err error) {
+			e.auditCustom(ctx, p, key, false, n, err, start)
+		}}
+		if err := ar.prefetch(rows); err != nil {
 			return nil, err
 		}
-		return &CustomResult{Rows: &auditRows{peekRows: pr, done: func(n int64, err error) {
-			e.auditCustom(ctx, p, key, false, n, err, start)
-		}}}, nil
+		return &CustomResult{Rows: ar}, nil
 	}
 	wr, err := runner.RunWrite(ctx, stmts)
 	if err != nil {

@@ -214,9 +214,12 @@ func (e *Engine) execute(ctx context.Context, p *auth.Principal, plan, again *qu
 	switch plan.Action {
 	case query.Read:
 		rows, err := src.Read(ctx, plan)
-		var pr *peekRows
+		// The answer, its rows and what their Close audits, in one
+		// allocation.
+		var rr *readResult
 		if err == nil {
-			pr, err = prefetch(rows)
+			rr = &readResult{rows: auditRows{e: e, ctx: ctx, p: p, plan: plan, object: object, start: start}}
+			err = rr.rows.peekRows.prefetch(rows)
 		}
 		if errors.Is(err, dialects.ErrSchemaChanged) {
 			e.schemaChanged(ctx, p, plan, err)
@@ -228,9 +231,8 @@ func (e *Engine) execute(ctx context.Context, p *auth.Principal, plan, again *qu
 		if err != nil {
 			return nil, err
 		}
-		return &Result{Action: plan.Action, Columns: rows.Columns(), Rows: &auditRows{peekRows: pr, done: func(n int64, err error) {
-			e.audit(ctx, p, plan, object, n, err, start)
-		}}}, nil
+		rr.Result = Result{Action: plan.Action, Columns: rows.Columns(), Rows: &rr.rows}
+		return &rr.Result, nil
 	default:
 		wr, err := src.Write(ctx, plan)
 		if errors.Is(err, dialects.ErrSchemaChanged) {
@@ -402,19 +404,26 @@ func (e *Engine) Databases(p *auth.Principal) [][2]string {
 	return out
 }
 
-// prefetch reads the first row so that errors the database reports only on
-// the first fetch (timeouts, bad casts) surface before anything is sent.
-func prefetch(rows dialects.Rows) (*peekRows, error) {
-	pr := &peekRows{Rows: rows}
-	pr.has = rows.Next()
-	if !pr.has {
+// readResult is a read's Result with its rows.
+type readResult struct {
+	Result
+	rows auditRows
+}
+
+// prefetch reads the first row of rows into r so that errors the database
+// reports only on the first fetch (timeouts, bad casts) surface before
+// anything is sent; on such an error rows are closed.
+func (r *peekRows) prefetch(rows dialects.Rows) error {
+	r.Rows = rows
+	r.has = rows.Next()
+	if !r.has {
 		if err := rows.Err(); err != nil {
 			_ = rows.Close()
-			return nil, err
+			return err
 		}
 	}
-	pr.peeked = true
-	return pr, nil
+	r.peeked = true
+	return nil
 }
 
 type peekRows struct {
@@ -430,12 +439,21 @@ func (r *peekRows) Next() bool {
 	return r.Rows.Next()
 }
 
-// auditRows counts streamed rows and audits once on Close.
+// auditRows counts streamed rows and audits the read once on Close.
 type auditRows struct {
-	*peekRows
+	peekRows
 	n      int64
 	closed bool
+
+	// done, when set, audits the rows (a custom API's read); else
+	// Engine.audit of what the fields below name.
 	done   func(int64, error)
+	e      *Engine
+	ctx    context.Context
+	p      *auth.Principal
+	plan   *query.Plan
+	object string
+	start  time.Time
 }
 
 func (r *auditRows) Next() bool {
@@ -454,7 +472,11 @@ func (r *auditRows) Close() error {
 		if e == nil {
 			e = err
 		}
-		r.done(r.n, e)
+		if r.done != nil {
+			r.done(r.n, e)
+		} else {
+			r.e.audit(r.ctx, r.p, r.plan, r.object, r.n, e, r.start)
+		}
 	}
 	return err
 }
