@@ -124,10 +124,12 @@ func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
 	return s.record(ctx, "store: append audit log", func(tx *sql.Tx) error {
 		p := prepared{s, tx}
 		args := make([]any, 0, min(len(entries), auditRowsPerInsert)*14)
-		// A batch's entries mostly share a principal: its roles are
-		// encoded once, and the text boxed once, for all its rows.
+		// A batch's entries mostly share a principal, a face, an object,
+		// an action and an outcome: those values are boxed (and the roles
+		// encoded) once per run of equal ones, not once per row.
 		var lastRoles []string
 		var lastText any
+		var project, identityID, identity, face, object, action, outcome boxed
 		for start := 0; start < len(entries); {
 			n, query := auditRowsPerInsert, auditInsertFull
 			if len(entries)-start < auditRowsPerInsert {
@@ -142,8 +144,8 @@ func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
 					}
 					lastRoles, lastText = e.Roles, string(roles)
 				}
-				args = append(args, e.ID, e.At.UnixNano(), e.ProjectID, e.IdentityID, e.Identity, lastText,
-					e.Face, e.Object, e.Action, e.Rows, e.Outcome, e.Message, e.RequestID, int64(e.Duration))
+				args = append(args, e.ID, e.At.UnixNano(), project.of(e.ProjectID), identityID.of(e.IdentityID), identity.of(e.Identity), lastText,
+					face.of(e.Face), object.of(e.Object), action.of(e.Action), e.Rows, outcome.of(e.Outcome), e.Message, e.RequestID, int64(e.Duration))
 			}
 			if _, err := p.ExecContext(ctx, query, args...); err != nil {
 				return err
@@ -152,6 +154,21 @@ func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
 		}
 		return nil
 	})
+}
+
+// boxed keeps the last string of a column of an audit batch as a bound
+// value: a run of equal strings shares one.
+type boxed struct {
+	s string
+	v any
+}
+
+// of returns s as a bound value, the one of the previous row when equal.
+func (b *boxed) of(s string) any {
+	if b.v == nil || b.s != s {
+		b.s, b.v = s, s
+	}
+	return b.v
 }
 
 func nonNil(s []string) []string {

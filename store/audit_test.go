@@ -208,10 +208,10 @@ func TestLiveSessions(t *testing.T) {
 	})
 }
 
-// TestAuditRolesPerRow: each row of a batch keeps its own roles when
-// principals alternate within the batch and across its 50-row INSERTs
-// (roles are encoded once per run of equal ones).
-func TestAuditRolesPerRow(t *testing.T) {
+// TestAuditRolesPerRow: each row of a batch keeps its own roles, identity,
+// face, object, action and outcome when they alternate within the batch and
+// across its 50-row INSERTs (each is bound once per run of equal ones).
+func TestAuditValuesPerRow(t *testing.T) {
 	eachBackend(t, func(t *testing.T) {
 		s, _ := newStore(t)
 		ctx := t.Context()
@@ -223,6 +223,8 @@ func TestAuditRolesPerRow(t *testing.T) {
 			e := auditEntry(p.ID, "alice", "pg/public/t", "read", "ok", base.Add(time.Duration(i)*time.Second))
 			e.ID = fmt.Sprintf("0000-%04d", i)
 			e.Roles = roles[i%len(roles)]
+			e.Identity, e.IdentityID = fmt.Sprint("who", i%3), fmt.Sprint("id", i%3)
+			e.Face, e.Object, e.Action, e.Outcome = []string{"rest", "mcp"}[i/2%2], fmt.Sprint("pg/public/t", i/5%2), []string{"read", "update"}[i/7%2], []string{"ok", "FORBIDDEN"}[i/11%2]
 			batch = append(batch, e)
 		}
 		if err := s.AppendAudit(ctx, batch); err != nil {
@@ -239,6 +241,11 @@ func TestAuditRolesPerRow(t *testing.T) {
 			}
 			if got, want := fmt.Sprint(e.Roles), fmt.Sprint(nonNil(roles[i%len(roles)])); got != want || e.Roles == nil {
 				t.Errorf("entry %d: roles %v (nil %v), want %s", i, e.Roles, e.Roles == nil, want)
+			}
+			w := batch[i]
+			if e.Identity != w.Identity || e.IdentityID != w.IdentityID || e.Face != w.Face || e.Object != w.Object ||
+				e.Action != w.Action || e.Outcome != w.Outcome || e.ProjectID != w.ProjectID || e.RequestID != w.RequestID {
+				t.Errorf("entry %d: %+v, want %+v", i, e, w)
 			}
 		}
 	})
