@@ -3,6 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +64,16 @@ type sessionChecker struct {
 	// afterRead, when set (by tests), runs after each read, before its
 	// calls are answered, with the ids it read.
 	afterRead func(ids []string)
+	// On SQLite the reads in flight one after the other (lead) run on a
+	// connection of their own, conn, through the driver's statements
+	// prepared on it (stmts, by size): database/sql's pool, its rows and
+	// its conversions cost about as much as SQLite's read. Only the lead
+	// read, one at a time, uses them; rawMu keeps Close (closeRaw) from
+	// taking them away under it.
+	rawMu  sync.Mutex
+	closed bool
+	conn   *sql.Conn
+	stmts  []driver.Stmt
 }
 
 // checkGroup is one read and the calls that share it.
@@ -166,7 +180,11 @@ func (s *Store) checkSession(ctx context.Context, id string) (Session, error) {
 // that runs as the checker's read in flight (lead) then starts the next
 // group, if calls gathered meanwhile, or marks the checker idle.
 func (s *Store) readGroup(g *checkGroup, lead bool) {
-	g.found, g.err = s.readSessions(g.ids)
+	if lead && s.dia.lockSession == "" {
+		g.found, g.err = s.readSessionsRaw(g.ids)
+	} else {
+		g.found, g.err = s.readSessions(g.ids)
+	}
 	if h := s.checker.afterRead; h != nil {
 		h(g.ids)
 	}
@@ -185,18 +203,159 @@ func (s *Store) readGroup(g *checkGroup, lead bool) {
 	}
 }
 
-// readSessions reads the sessions of ids (at most maxCheckIDs, distinct)
-// in one statement: those found, in any order.
-func (s *Store) readSessions(ids []string) ([]Session, error) {
+// readSessionsRaw is readSessions on the checker's own SQLite connection,
+// through the driver. When that connection fails it is let go, and the
+// read runs again through the pool (a busy or failing database fails
+// there too, with its own error).
+func (s *Store) readSessionsRaw(ids []string) ([]Session, error) {
+	c := &s.checker
+	ctx := context.Background()
+	c.rawMu.Lock()
+	defer c.rawMu.Unlock()
+	if c.closed {
+		return s.readSessions(ids)
+	}
+	if c.conn == nil {
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return s.readSessions(ids)
+		}
+		c.conn, c.stmts = conn, make([]driver.Stmt, len(checkSizes))
+	}
+	k, args := checkArgs(ids)
+	named := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	found := make([]Session, 0, len(ids))
+	err := c.conn.Raw(func(dc any) error {
+		st := c.stmts[k]
+		if st == nil {
+			prep, ok := dc.(driver.ConnPrepareContext)
+			if !ok {
+				return errNoRaw
+			}
+			var err error
+			if st, err = prep.PrepareContext(ctx, checkQueries[k]); err != nil {
+				return err
+			}
+			c.stmts[k] = st
+		}
+		q, ok := st.(driver.StmtQueryContext)
+		if !ok {
+			return errNoRaw
+		}
+		rows, err := q.QueryContext(ctx, named)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		row := make([]driver.Value, 7)
+		for {
+			if err := rows.Next(row); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			ss, err := rawSession(row)
+			if err != nil {
+				return err
+			}
+			found = append(found, ss)
+		}
+	})
+	if err != nil {
+		c.dropConn()
+		return s.readSessions(ids)
+	}
+	return found, nil
+}
+
+// errNoRaw: the driver lacks what readSessionsRaw needs.
+var errNoRaw = errors.New("store: the driver runs no prepared query with a context")
+
+// closeRaw closes the checker's connection for good (Close).
+func (c *sessionChecker) closeRaw() {
+	c.rawMu.Lock()
+	defer c.rawMu.Unlock()
+	c.closed = true
+	c.dropConn()
+}
+
+// dropConn closes the checker's connection and its statements, rawMu
+// held.
+func (c *sessionChecker) dropConn() {
+	if c.conn == nil {
+		return
+	}
+	_ = c.conn.Raw(func(any) error {
+		for _, st := range c.stmts {
+			if st != nil {
+				st.Close()
+			}
+		}
+		return nil
+	})
+	c.conn.Close()
+	c.conn, c.stmts = nil, nil
+}
+
+// rawSession is a row of a check statement as the driver gives it.
+func rawSession(row []driver.Value) (Session, error) {
+	var ss Session
+	var ok [7]bool
+	ss.ID, ok[0] = rawText(row[0])
+	ss.ProjectID, ok[1] = rawText(row[1])
+	ss.IdentityID, ok[2] = rawText(row[2])
+	var idle, started, seen int64
+	idle, ok[3] = row[3].(int64)
+	started, ok[4] = row[4].(int64)
+	seen, ok[5] = row[5].(int64)
+	switch v := row[6].(type) {
+	case nil:
+		ok[6] = true
+	case int64:
+		ss.EndedAt, ok[6] = fromNanos(v), true
+	}
+	for _, good := range ok {
+		if !good {
+			return Session{}, fmt.Errorf("store: a session row of unexpected types %T", row)
+		}
+	}
+	ss.IdleTimeout = time.Duration(idle)
+	ss.StartedAt = fromNanos(started)
+	ss.LastSeenAt = fromNanos(seen)
+	return ss, nil
+}
+
+func rawText(v driver.Value) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case []byte:
+		return string(v), true
+	}
+	return "", false
+}
+
+// checkArgs is the index in checkSizes of the statement for ids and its
+// arguments: ids, padded with the first.
+func checkArgs(ids []string) (int, []any) {
 	k := 0
 	for checkSizes[k] < len(ids) {
 		k++
 	}
-	n := checkSizes[k]
-	args := make([]any, n)
-	for i := range n {
+	args := make([]any, checkSizes[k])
+	for i := range args {
 		args[i] = ids[min(i, len(ids)-1)]
 	}
+	return k, args
+}
+
+// readSessions reads the sessions of ids (at most maxCheckIDs, distinct)
+// in one statement: those found, in any order.
+func (s *Store) readSessions(ids []string) ([]Session, error) {
+	k, args := checkArgs(ids)
 	ctx := context.Background()
 	if s.dia.lockSession != "" {
 		var cancel context.CancelFunc

@@ -198,3 +198,45 @@ func TestSessionCheckMany(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestSessionCheckOwnConn: on SQLite the check reads run on a connection of
+// their own; when it fails, the read runs through the pool and the next
+// one on a new connection, each answering the session's state.
+func TestSessionCheckOwnConn(t *testing.T) {
+	t.Setenv(EnvControlDSN, "")
+	s, _ := newStore(t)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "o")
+	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c"}))
+	check := func(ended bool) {
+		t.Helper()
+		got, err := s.checkSession(ctx, ss.ID)
+		if err != nil || got.ID != ss.ID || got.EndedAt.IsZero() == ended {
+			t.Fatalf("check: %+v, %v", got, err)
+		}
+	}
+	check(false)
+	c := &s.checker
+	c.rawMu.Lock()
+	conn := c.conn
+	c.rawMu.Unlock()
+	if conn == nil {
+		t.Fatal("the check read did not keep a connection of its own")
+	}
+	conn.Close() // as if it failed
+	if err := s.EndSession(ctx, ss.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	check(true)
+	c.rawMu.Lock()
+	if c.conn != nil {
+		t.Error("the failed connection was kept")
+	}
+	c.rawMu.Unlock()
+	check(true)
+	c.rawMu.Lock()
+	if c.conn == nil || c.conn == conn {
+		t.Error("no new connection of its own after the failed one")
+	}
+	c.rawMu.Unlock()
+}

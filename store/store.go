@@ -201,6 +201,7 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) Close() error {
 	s.shut()
 	s.closeJournal()
+	s.checker.closeRaw()
 	s.closeStmts()
 	if err := s.db.Close(); err != nil {
 		return fault.Wrap(fault.Internal, err, "store: close")
