@@ -147,13 +147,10 @@ func invalid(format string, v ...any) *fault.Error { return fault.New(fault.Inva
 func decodeArgs(tool string, params []param, raw []byte) (args, error) {
 	a := args{}
 	if t := bytes.TrimSpace(raw); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
-		dec := json.NewDecoder(bytes.NewReader(t))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
+		if !json.Valid(t) {
 			return nil, invalid("arguments are not valid JSON")
 		}
-		m, ok := v.(map[string]any)
+		m, ok := decodeValue(t).(map[string]any) // as encoding/json with UseNumber
 		if !ok {
 			return nil, invalid("arguments must be a JSON object")
 		}

@@ -56,44 +56,37 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return false
 	}
-	// One decoding of the whole message; a params that is not an object
-	// fails it, as it fails mcp-go's.
-	var msg struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-		Params  struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-			Meta      *mcpgo.Meta     `json:"_meta"`
-			Task      json.RawMessage `json:"task"`
-			Cursor    json.RawMessage `json:"cursor"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &msg) != nil || msg.JSONRPC != mcpgo.JSONRPC_VERSION {
+	// One check of the whole message (json.Valid), then the members the
+	// road reads picked out of it (envelope.go); a params that is not an
+	// object fails it, as it fails mcp-go's.
+	if !json.Valid(body) {
 		return false
 	}
-	params := &msg.Params
+	msg, ok := readEnvelope(body)
+	if !ok || msg.jsonrpc != mcpgo.JSONRPC_VERSION {
+		return false
+	}
 	// A handshake-era request names no version in _meta (one that does is
 	// left to mcp-go); a 2026-07-28 one names the header's, with the
 	// client's capabilities.
+	meta := metaOf(msg.meta)
 	metaVersion := ""
 	if e.modern {
 		metaVersion = version
-		if params.Meta.ClientCapabilities() == nil {
+		if !meta.caps {
 			return false
 		}
 	}
-	if params.Meta.ProtocolVersion() != metaVersion {
+	if !meta.ok || meta.version != metaVersion {
 		return false
 	}
-	id, ok := requestID(msg.ID)
+	id, ok := requestID(msg.id)
 	if !ok {
 		return false
 	}
-	switch msg.Method {
+	switch msg.method {
 	case string(mcpgo.MethodToolsList):
-		if params.Cursor != nil || (e.modern && r.Header.Get(mcpgo.HeaderMethod) != msg.Method) {
+		if msg.cursor != nil || (e.modern && r.Header.Get(mcpgo.HeaderMethod) != msg.method) {
 			return false
 		}
 		s.directCalls.Add(1)
@@ -103,23 +96,30 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	default:
 		return false
 	}
-	if params.Task != nil || (e.modern && !standardHeaders(r.Header, params.Name)) {
+	if msg.task != nil || (e.modern && !standardHeaders(r.Header, msg.name)) {
 		return false
 	}
-	inv, h := rd.invokers[params.Name], rd.handlers[params.Name]
+	inv, h := rd.invokers[msg.name], rd.handlers[msg.name]
 	if h == nil {
 		return false
 	}
-	args := params.Arguments
-	if def := rd.headed[params.Name]; e.modern && def != nil && !paramHeadersAgree(r.Header, def, args) {
+	args := json.RawMessage(msg.arguments)
+	if def := rd.headed[msg.name]; e.modern && def != nil && !paramHeadersAgree(r.Header, def, args) {
 		return false
 	}
-	if bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
+	if bytes.Equal(args, []byte("null")) {
 		args = nil
 	}
 	req := mcpgo.CallToolRequest{}
 	req.Method = string(mcpgo.MethodToolsCall)
-	req.Params.Name, req.Params.Meta, req.Params.RawArguments = params.Name, params.Meta, args
+	req.Params.Name, req.Params.RawArguments = msg.name, args
+	if inv == nil && msg.meta != nil {
+		// mcp-go's handlers may read _meta (the gateway's own tools do
+		// not): decoded as mcp-go decodes it.
+		if json.Unmarshal(msg.meta, &req.Params.Meta) != nil {
+			return false
+		}
+	}
 	s.directCalls.Add(1)
 
 	buf := getBuffer()
