@@ -25,7 +25,7 @@ import (
 // finishes first, and the whole batch is then written in one transaction,
 // a few multi-row INSERTs per session (insertEntries). A write nobody waits
 // for leaves the entries of calls still running, taken less than
-// readLinger before, for the next one (holdBack), so that a call's outcome
+// holdFor before, for the next one (holdBack), so that a call's outcome
 // usually rides in its entry's INSERT rather than in an UPDATE of its own.
 // A journal read
 // (Journal, FlushJournal), a call somebody waits for and Close write what
@@ -182,7 +182,8 @@ func (s *Store) runJournal() {
 // running that may wait for their outcome (holdBack), so that the outcome
 // goes in the entry's INSERT instead of an UPDATE of its own; full, it
 // writes everything when nothing could be written otherwise. It returns
-// what is left, with due set for the oldest of it.
+// what is left, with due set to write it holdFor later: one write per
+// holdFor at most under load, each entry written within readLinger.
 func (s *Store) flushDue(pending []*journalOp, due *time.Timer, full bool) []*journalOp {
 	now := time.Now()
 	write, keep := holdBack(pending, now)
@@ -194,13 +195,9 @@ func (s *Store) flushDue(pending []*journalOp, due *time.Timer, full bool) []*jo
 		clear(pending)
 		return pending[:0]
 	}
-	oldest := keep[0].queued
-	for _, op := range keep {
-		if op.queued.Before(oldest) {
-			oldest = op.queued
-		}
-	}
-	due.Reset(max(readLinger-now.Sub(oldest), time.Millisecond))
+	// What is kept is younger than holdFor: written at the latest then,
+	// within readLinger of its call.
+	due.Reset(holdFor)
 	n := copy(pending, keep)
 	clear(pending[n:])
 	return pending[:n]
@@ -208,7 +205,7 @@ func (s *Store) flushDue(pending []*journalOp, due *time.Timer, full bool) []*jo
 
 // holdBack splits pending, in order, into what to write now and what may
 // wait: the entries of read-only calls still running (no outcome yet),
-// queued less than readLinger before now, and of each session every entry
+// queued less than holdFor before now, and of each session every entry
 // after the first of those (a session's entries are written in the order
 // of its calls, which gives their Seqs). Everything else is written.
 func holdBack(pending []*journalOp, now time.Time) (write, keep []*journalOp) {
@@ -217,7 +214,7 @@ func holdBack(pending []*journalOp, now time.Time) (write, keep []*journalOp) {
 		if !op.accepted {
 			continue
 		}
-		if !op.entry.Done && now.Sub(op.queued) < readLinger {
+		if !op.entry.Done && now.Sub(op.queued) < holdFor {
 			if held == nil {
 				held = map[string]bool{}
 			}
@@ -231,7 +228,7 @@ func holdBack(pending []*journalOp, now time.Time) (write, keep []*journalOp) {
 	// old) are written, running or not: they come before it.
 	last := map[string]int{}
 	for i, op := range pending {
-		if op.accepted && held[op.entry.SessionID] && (op.entry.Done || now.Sub(op.queued) >= readLinger) {
+		if op.accepted && held[op.entry.SessionID] && (op.entry.Done || now.Sub(op.queued) >= holdFor) {
 			last[op.entry.SessionID] = i
 		}
 	}
@@ -255,6 +252,10 @@ func holdBack(pending []*journalOp, now time.Time) (write, keep []*journalOp) {
 const (
 	readLinger = 20 * time.Millisecond
 	readIdle   = 2 * time.Millisecond
+	// holdFor is how long the entry of a call still running may wait for
+	// its outcome past a write (flushDue): half of readLinger, the next
+	// write coming at most holdFor later.
+	holdFor = readLinger / 2
 )
 
 // admit sorts batch: the begins of read-only calls join pending (and their

@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -239,4 +241,66 @@ func TestSessionCheckOwnConn(t *testing.T) {
 		t.Error("no new connection of its own after the failed one")
 	}
 	c.rawMu.Unlock()
+}
+
+// BenchmarkReadCalls measures the store's CPU per read-only call on the
+// SQLite control plane, as the MCP face makes them: 16 calls at a time in
+// one session, each checked, run for about a millisecond, and finished
+// (go test -run - -bench ReadCalls -benchtime 20000x ./store). cpu-µs/call
+// is the process's user and system time over the calls.
+func BenchmarkReadCalls(b *testing.B) {
+	b.Setenv(EnvMasterKey, "")
+	b.Setenv(EnvControlDSN, "")
+	ctx := b.Context()
+	s, err := Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	o, err := s.CreateOrg(ctx, "Org b", "b")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := s.CreateProject(ctx, o.ID, "Project b", "b")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sp, err := s.CreateSpace(ctx, p.ID, "main", false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	id, err := s.CreateIdentity(ctx, Identity{ProjectID: p.ID, SpaceID: sp.ID, Name: "agent", Kind: KindMCP, KeyType: "crud", Enabled: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ss, err := s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	b.SetParallelism(16 / runtime.GOMAXPROCS(0))
+	start := cpu()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_, rc, err := s.BeginReadCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "auto_read_rows", Arguments: `{"table":"items","page_size":100}`})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			time.Sleep(time.Millisecond)
+			s.FinishReadCall(rc, "ok", "", 100, time.Millisecond, func(err error) { b.Error(err) })
+		}
+	})
+	if err := s.FlushJournal(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((cpu()-start).Microseconds())/float64(b.N), "cpu-µs/call")
 }
