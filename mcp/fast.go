@@ -3,7 +3,9 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"mime"
 	"net/http"
 	"slices"
@@ -389,75 +391,144 @@ func writeString[T string | []byte](buf *bytes.Buffer, s T) {
 	buf.Write(appendString(buf.AvailableBuffer(), s))
 }
 
-// appendString appends s to dst as writeString writes it. Bytes are stored
-// one by one into room made ahead: a page of rows has a quote every few
-// bytes, and a call to copy for each piece between them costs more than
-// the piece.
+// appendString appends s to dst as writeString writes it. A page of rows
+// has a quote every few bytes, too often for a branch to guess, so the
+// bytes go two at a time through a table (escapeRun) while they are plain
+// ASCII, quotes and backslashes; the rest (control characters, <, >, &,
+// and every byte of 0x80 and up, checked as UTF-8) one by one.
 func appendString[T string | []byte](dst []byte, s T) []byte {
 	const hex = "0123456789abcdef"
-	// slack is the room an escape needs; d has more than that after j
-	// at the top of the loop.
-	const slack = 8
+	// slack is the room a step needs after j: eight bytes of escapeRun
+	// at most double, an escape is 6, and the closing quote.
+	const slack = 24
 	d, j := grow(dst, len(s)+slack)
 	d[j] = '"'
 	j++
-	for i := 0; i < len(s); {
-		if len(d)-j <= slack {
-			d, j = grow(d[:j], len(s)-i+slack+1)
-		}
-		// A run of plain bytes, as far as the room goes.
-		n := min(len(s)-i, len(d)-j-slack)
-		k := 0
-		for k < n && plain[s[i+k]] {
-			d[j+k] = s[i+k]
-			k++
-		}
-		i, j = i+k, j+k
-		if k == n {
+	pairs := escapedPairs()
+	for i := 0; ; {
+		i, j = escapeRun(pairs, d, s, i, j)
+		if len(d)-j < slack {
+			d, j = grow(d[:j], len(s)-i+slack)
 			continue
 		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			i++
-			d[j] = '\\'
-			switch c {
-			case '"', '\\':
-				d[j+1] = c
-			case '\b':
-				d[j+1] = 'b'
-			case '\f':
-				d[j+1] = 'f'
-			case '\n':
-				d[j+1] = 'n'
-			case '\r':
-				d[j+1] = 'r'
-			case '\t':
-				d[j+1] = 't'
-			default:
-				d[j+1], d[j+2], d[j+3], d[j+4], d[j+5] = 'u', '0', '0', hex[c>>4], hex[c&0xf]
-				j += 4
+		if i == len(s) {
+			break
+		}
+		// The next eight bytes (or to the end) one by one.
+		for end := min(i+8, len(s)); i < end; {
+			if len(d)-j < slack {
+				d, j = grow(d[:j], len(s)-i+slack)
 			}
-			j += 2
-			continue
+			c := s[i]
+			if c < utf8.RuneSelf {
+				i++
+				if plain[c] {
+					d[j] = c
+					j++
+					continue
+				}
+				d[j] = '\\'
+				switch c {
+				case '"', '\\':
+					d[j+1] = c
+				case '\b':
+					d[j+1] = 'b'
+				case '\f':
+					d[j+1] = 'f'
+				case '\n':
+					d[j+1] = 'n'
+				case '\r':
+					d[j+1] = 'r'
+				case '\t':
+					d[j+1] = 't'
+				default:
+					d[j+1], d[j+2], d[j+3], d[j+4], d[j+5] = 'u', '0', '0', hex[c>>4], hex[c&0xf]
+					j += 4
+				}
+				j += 2
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+			switch {
+			case r == utf8.RuneError && size == 1:
+				j += copy(d[j:], `\ufffd`)
+			case r == '\u2028' || r == '\u2029':
+				d[j], d[j+1], d[j+2], d[j+3], d[j+4], d[j+5] = '\\', 'u', '2', '0', '2', hex[r&0xf]
+				j += 6
+			default:
+				j += copy(d[j:], s[i:i+size])
+			}
+			i += size
 		}
-		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
-		switch {
-		case r == utf8.RuneError && size == 1:
-			j += copy(d[j:], `\ufffd`)
-		case r == '\u2028' || r == '\u2029':
-			d[j], d[j+1], d[j+2], d[j+3], d[j+4], d[j+5] = '\\', 'u', '2', '0', '2', hex[r&0xf]
-			j += 6
-		default:
-			j += copy(d[j:], s[i:i+size])
-		}
-		i += size
-	}
-	if len(d)-j < 1 {
-		d, j = grow(d[:j], 1)
 	}
 	d[j] = '"'
 	return d[:j+1]
 }
+
+// escapeRun escapes s from i into d from j, eight bytes at a time, while
+// the bytes are plain ASCII, quotes and backslashes and d has room for
+// them, and returns where it stopped. Each pair of bytes is looked up in
+// pairs: no branch per byte, and the position of the next output does not
+// wait on a comparison.
+//
+//go:noinline
+func escapeRun[T string | []byte](pairs *[1 << 16]uint32, d []byte, s T, i, j int) (int, int) {
+	for i+8 <= len(s) && j+16 <= len(d) {
+		w := s[i : i+8]
+		e0 := pairs[uint16(w[0])|uint16(w[1])<<8]
+		e1 := pairs[uint16(w[2])|uint16(w[3])<<8]
+		e2 := pairs[uint16(w[4])|uint16(w[5])<<8]
+		e3 := pairs[uint16(w[6])|uint16(w[7])<<8]
+		if e0 == 0 || e1 == 0 || e2 == 0 || e3 == 0 {
+			break
+		}
+		o := (*[16]byte)(d[j : j+16])
+		put4(o, 0, e0)
+		k := width(e0)
+		put4(o, k, e1)
+		k += width(e1)
+		put4(o, k, e2)
+		k += width(e2)
+		put4(o, k, e3)
+		k += width(e3)
+		i, j = i+8, j+k
+	}
+	return i, j
+}
+
+// put4 stores the four bytes of e at o[k:], k in 0..12: one store.
+func put4(o *[16]byte, k int, e uint32) {
+	binary.LittleEndian.PutUint32(o[k&15:], e)
+}
+
+// width is the number of bytes of an entry of escapedPairs, none of which
+// is 0.
+func width(e uint32) int { return (bits.Len32(e) + 7) >> 3 }
+
+// escapedPairs is the table of escapeRun: for two bytes (the first in the
+// low byte of the index), the bytes they are written as inside a JSON
+// string, the first in the low byte (2 to 4 of them, none 0), or 0 when
+// one of them is neither plain ASCII, a quote nor a backslash.
+var escapedPairs = sync.OnceValue(func() *[1 << 16]uint32 {
+	var t [1 << 16]uint32
+	one := func(c byte) (uint32, int) {
+		switch {
+		case c == '"' || c == '\\':
+			return '\\' | uint32(c)<<8, 2
+		case plain[c]:
+			return uint32(c), 1
+		}
+		return 0, 0
+	}
+	for p := range t {
+		a, la := one(byte(p))
+		b, lb := one(byte(p >> 8))
+		if la > 0 && lb > 0 {
+			t[p] = a | b<<(8*la)
+		}
+	}
+	return &t
+})
 
 // grow returns b's bytes with at least n free after them (and a quarter
 // more for the escapes to come), extended to its capacity, and len(b).
