@@ -182,8 +182,9 @@ func (s *Store) runJournal() {
 // running that may wait for their outcome (holdBack), so that the outcome
 // goes in the entry's INSERT instead of an UPDATE of its own; full, it
 // writes everything when nothing could be written otherwise. It returns
-// what is left, with due set to write it holdFor later: one write per
-// holdFor at most under load, each entry written within readLinger.
+// what is left, with due set to write it when the oldest of it is
+// readLinger old: each entry is written within readLinger, and under load
+// a write comes at most every holdFor.
 func (s *Store) flushDue(pending []*journalOp, due *time.Timer, full bool) []*journalOp {
 	now := time.Now()
 	write, keep := holdBack(pending, now)
@@ -195,9 +196,15 @@ func (s *Store) flushDue(pending []*journalOp, due *time.Timer, full bool) []*jo
 		clear(pending)
 		return pending[:0]
 	}
-	// What is kept is younger than holdFor: written at the latest then,
-	// within readLinger of its call.
-	due.Reset(holdFor)
+	// What is kept is younger than holdFor: the next write comes when the
+	// oldest of it is readLinger old, holdFor from now at the soonest.
+	oldest := keep[0].queued
+	for _, op := range keep {
+		if op.queued.Before(oldest) {
+			oldest = op.queued
+		}
+	}
+	due.Reset(readLinger - now.Sub(oldest))
 	n := copy(pending, keep)
 	clear(pending[n:])
 	return pending[:n]
@@ -252,9 +259,10 @@ func holdBack(pending []*journalOp, now time.Time) (write, keep []*journalOp) {
 const (
 	readLinger = 20 * time.Millisecond
 	readIdle   = 2 * time.Millisecond
-	// holdFor is how long the entry of a call still running may wait for
-	// its outcome past a write (flushDue): half of readLinger, the next
-	// write coming at most holdFor later.
+	// holdFor is how old the entry of a call still running may be to wait
+	// past a write for its outcome (flushDue): half of readLinger, so the
+	// write that takes it comes readLinger after its call at the latest,
+	// and at least holdFor after the write it waited past.
 	holdFor = readLinger / 2
 )
 
