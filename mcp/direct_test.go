@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,6 +96,26 @@ func TestDirectParity(t *testing.T) {
 		}
 		for i := len(era) - 3; i < len(era); i++ {
 			era[i].direct = false // unknown tool, id null, id 1.5
+		}
+		// A message the direct road could read otherwise than encoding/json
+		// (a key twice, a key in another case) or that has a member it
+		// does not read is left to mcp-go (envelope.go).
+		for _, edit := range []func(string) string{
+			func(b string) string { return strings.Replace(b, `"id":20,`, `"id":21,"id":20,`, 1) },
+			func(b string) string { return strings.Replace(b, `"id":20,`, `"ID":20,`, 1) },
+			func(b string) string { return strings.Replace(b, `"id":20,`, `"id":20,"extra":{},`, 1) },
+			func(b string) string {
+				return strings.Replace(b, `"name":"meta_list_databases"`, `"name":"meta_list_databases","name":"help"`, 1)
+			},
+		} {
+			odd := tool("meta_list_databases", "20", map[string]any{}, sid)
+			before := odd.body
+			if odd.body = edit(odd.body); odd.body == before {
+				t.Fatalf("edit did not apply: %s", odd.body)
+			}
+			odd.name += " " + odd.body
+			odd.direct = false
+			era = append(era, odd)
 		}
 		wrongType := tool("meta_list_databases", "15", map[string]any{}, sid)
 		wrongType.headers["Content-Type"] = "text/plain"
