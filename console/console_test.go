@@ -2,10 +2,12 @@ package console_test
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,13 @@ import (
 
 // gateway is the console's handler over a bootstrapped store.
 func gateway(t *testing.T) (*httptest.Server, *store.Store, []byte) {
+	t.Helper()
+	srv, st, key, _ := gatewayIn(t)
+	return srv, st, key
+}
+
+// gatewayIn is gateway, with the data dir of its store.
+func gatewayIn(t *testing.T) (*httptest.Server, *store.Store, []byte, string) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -36,7 +45,73 @@ func gateway(t *testing.T) (*httptest.Server, *store.Store, []byte) {
 	}
 	srv := httptest.NewServer(console.Handler(st, key))
 	t.Cleanup(srv.Close)
-	return srv, st, key
+	return srv, st, key, dir
+}
+
+// TestExchangeGuessTakesNoWriteLock: an anonymous guess at a sign-in code
+// is refused without the store's write lock, which the gateway's audit and
+// journal writers wait for: while another connection holds that lock, a
+// guess is answered 401 at once instead of queueing behind it (up to the
+// busy timeout) — a flood of guesses cannot stall the audit log. A real
+// code is still taken.
+func TestExchangeGuessTakesNoWriteLock(t *testing.T) {
+	srv, st, _, dir := gatewayIn(t)
+	ctx := context.Background()
+	proj, err := st.ProjectByAbbr(ctx, mustOrg(t, st).ID, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := st.Identity(ctx, proj.ID, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, err := console.NewCode(ctx, st, store.ConsoleCode{IdentityID: admin.ID, TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(dir, store.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	locked := true
+	unlock := func() {
+		if locked {
+			locked = false
+			if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	defer unlock()
+	post := func(body string) (int, string, time.Duration) {
+		t0 := time.Now()
+		resp, err := http.Post(srv.URL+console.ExchangePath, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), time.Since(t0)
+	}
+	for range 3 {
+		status, body, took := post(`{"code":"guess` + strings.Repeat("x", 40) + `"}`)
+		if status != 401 || !strings.Contains(body, "UNAUTHENTICATED") || took > 2*time.Second {
+			t.Fatalf("guess while the write lock is held: %d in %v: %s", status, took, body)
+		}
+	}
+	unlock()
+	if status, body, _ := post(`{"code":"` + code + `"}`); status != 200 {
+		t.Fatalf("real code: %d %s", status, body)
+	}
 }
 
 // TestEveryFileServedWithHeaders serves each embedded file with the

@@ -78,6 +78,16 @@ func (s *Store) PutConsoleCode(ctx context.Context, hash string, c ConsoleCode) 
 // is one Unauthenticated error, so a caller learns nothing about which.
 func (s *Store) TakeConsoleCode(ctx context.Context, hash string, at time.Time) (ConsoleCode, error) {
 	refused := fault.New(fault.Unauthenticated, "invalid or expired sign-in code: run 'minimal console-link' for a new one")
+	// A code that is not there is refused on a plain read: the exchange
+	// answers anyone, and a guess must not take the store's write lock,
+	// which every audit and journal write of the gateway waits for.
+	var one int
+	switch err := s.db.QueryRowContext(ctx, `SELECT 1 FROM settings WHERE name = ?`, consoleCodePrefix+hash).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return ConsoleCode{}, refused
+	case err != nil:
+		return ConsoleCode{}, dbErr(err, "store: read console code")
+	}
 	var c ConsoleCode
 	found := false
 	err := s.record(ctx, "store: take console code", func(tx *sql.Tx) error {
