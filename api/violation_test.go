@@ -64,6 +64,9 @@ func TestConstraintErrorsNameNothingHidden(t *testing.T) {
 		// A mini-app table validates the whole stored document: a required
 		// field the clerk cannot see is missing from every write it makes.
 		g.waitFor("/mi/app/kids2?ps=1&pg=0")
+		// The policy was replaced in the store: it reaches the engine
+		// within 2 s.
+		waitStatus(t, g, auto+"/mi/app/kids2?ps=1&pg=0", cleo, 200)
 		r := g.do("POST", auto+"/mi/app/kids2", cleo, map[string]any{"name": "a"})
 		if r.status != 400 || strings.Contains(strings.ToLower(string(r.body)), "vault") {
 			t.Fatalf("hidden required field: %d %s", r.status, r.body)
