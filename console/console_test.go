@@ -57,14 +57,7 @@ func gatewayIn(t *testing.T) (*httptest.Server, *store.Store, []byte, string) {
 func TestExchangeGuessTakesNoWriteLock(t *testing.T) {
 	srv, st, _, dir := gatewayIn(t)
 	ctx := context.Background()
-	proj, err := st.ProjectByAbbr(ctx, mustOrg(t, st).ID, "demo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := st.Identity(ctx, proj.ID, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin := demoAdmin(t, st)
 	code, _, err := console.NewCode(ctx, st, store.ConsoleCode{IdentityID: admin.ID, TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -92,24 +85,15 @@ func TestExchangeGuessTakesNoWriteLock(t *testing.T) {
 		}
 	}
 	defer unlock()
-	post := func(body string) (int, string, time.Duration) {
-		t0 := time.Now()
-		resp, err := http.Post(srv.URL+console.ExchangePath, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), time.Since(t0)
-	}
 	for range 3 {
-		status, body, took := post(`{"code":"guess` + strings.Repeat("x", 40) + `"}`)
-		if status != 401 || !strings.Contains(body, "UNAUTHENTICATED") || took > 2*time.Second {
+		t0 := time.Now()
+		status, body := exchange(t, srv, `{"code":"guess`+strings.Repeat("x", 40)+`"}`)
+		if took := time.Since(t0); status != 401 || !strings.Contains(body, "UNAUTHENTICATED") || took > 2*time.Second {
 			t.Fatalf("guess while the write lock is held: %d in %v: %s", status, took, body)
 		}
 	}
 	unlock()
-	if status, body, _ := post(`{"code":"` + code + `"}`); status != 200 {
+	if status, body := exchange(t, srv, `{"code":"`+code+`"}`); status != 200 {
 		t.Fatalf("real code: %d %s", status, body)
 	}
 }
@@ -148,23 +132,8 @@ func TestEveryFileServedWithHeaders(t *testing.T) {
 func TestExchange(t *testing.T) {
 	srv, st, key := gateway(t)
 	ctx := context.Background()
-	proj, err := st.ProjectByAbbr(ctx, mustOrg(t, st).ID, "demo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := st.Identity(ctx, proj.ID, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	post := func(body string) (int, string) {
-		resp, err := http.Post(srv.URL+console.ExchangePath, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	admin := demoAdmin(t, st)
+	post := func(body string) (int, string) { return exchange(t, srv, body) }
 
 	code, expires, err := console.NewCode(ctx, st, store.ConsoleCode{IdentityID: admin.ID, KeyType: "-r--", TTL: 10 * time.Minute})
 	if err != nil || time.Until(expires) > console.CodeTTL || len(code) < 40 {
@@ -199,6 +168,33 @@ func TestExchange(t *testing.T) {
 	if status, body := post(`{"code":"` + wide + `"}`); status != 403 || !strings.Contains(body, "root") {
 		t.Fatalf("wider roles: %d %s", status, body)
 	}
+}
+
+// exchange POSTs body to the code exchange and answers its status and body.
+func exchange(t *testing.T, srv *httptest.Server, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(srv.URL+console.ExchangePath, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// demoAdmin is the bootstrapped admin identity of the demo project.
+func demoAdmin(t *testing.T, st *store.Store) store.Identity {
+	t.Helper()
+	ctx := context.Background()
+	proj, err := st.ProjectByAbbr(ctx, mustOrg(t, st).ID, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := st.Identity(ctx, proj.ID, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return admin
 }
 
 func mustOrg(t *testing.T, st *store.Store) store.Org {

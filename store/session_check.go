@@ -322,10 +322,16 @@ func rawSession(row []driver.Value) (Session, error) {
 			return Session{}, fmt.Errorf("store: a session row of unexpected types %T", row)
 		}
 	}
+	ss.setTimes(idle, started, seen)
+	return ss, nil
+}
+
+// setTimes sets the durations and times of a session read from its row
+// (nanoseconds), but EndedAt.
+func (ss *Session) setTimes(idle, started, seen int64) {
 	ss.IdleTimeout = time.Duration(idle)
 	ss.StartedAt = fromNanos(started)
 	ss.LastSeenAt = fromNanos(seen)
-	return ss, nil
 }
 
 func rawText(v driver.Value) (string, bool) {
@@ -375,9 +381,7 @@ func (s *Store) readSessions(ids []string) ([]Session, error) {
 		if err := rows.Scan(&ss.ID, &ss.ProjectID, &ss.IdentityID, &idle, &started, &seen, &ended); err != nil {
 			return nil, dbErr(err, "store: read session")
 		}
-		ss.IdleTimeout = time.Duration(idle)
-		ss.StartedAt = fromNanos(started)
-		ss.LastSeenAt = fromNanos(seen)
+		ss.setTimes(idle, started, seen)
 		if ended.Valid {
 			ss.EndedAt = fromNanos(ended.Int64)
 		}
