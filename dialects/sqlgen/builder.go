@@ -289,13 +289,22 @@ func (b *Builder) order(order []query.Order) {
 	})
 }
 
-// limitOffset writes LIMIT and OFFSET. With a limit both are always
-// written, so every page of a query shares one prepared statement.
+// limitOffset writes LIMIT and OFFSET. OFFSET is left out when it is 0,
+// so a query has two statements at most: its first page and every later
+// page. Both are bound arguments, never literals, so paging does not
+// make a statement per page. Leaving a zero OFFSET out matters to
+// PostgreSQL: with an OFFSET parameter its plan cache never settles on
+// the generic plan (the unknown offset makes the generic plan look
+// dearer than a fresh one), so every execution was planned again;
+// with LIMIT $n alone the first page and a read by key are planned once.
 func (b *Builder) limitOffset(p *query.Plan) {
 	switch {
 	case p.Limit > 0:
 		b.Str(" LIMIT ")
 		b.Arg(p.Limit)
+		if p.Offset == 0 {
+			return
+		}
 		b.Str(" OFFSET ")
 	case p.Offset == 0:
 		return

@@ -49,7 +49,7 @@ func TestSyntax(t *testing.T) {
 	}{
 		{"standard read", toy(nil),
 			read(query.Or{cond("a>b", query.Eq, 1), query.Not{X: query.And{}}}, 5, 0, query.Order{Column: "a", Desc: true}),
-			"SELECT <a> FROM <t> WHERE <a>>b> = ? OR NOT (T) ORDER BY <a> DESC LIMIT ? OFFSET ?", []any{1, int64(5), int64(0)}},
+			"SELECT <a> FROM <t> WHERE <a>>b> = ? OR NOT (T) ORDER BY <a> DESC LIMIT ?", []any{1, int64(5)}},
 		{"numbered placeholders", toy(func(s *sqlgen.Syntax) { s.Placeholder, s.Numbered = "$", true }),
 			read(cond("a", query.In, 1, 2), 0, 0), "SELECT <a> FROM <t> WHERE <a> IN ($1, $2)", []any{1, 2}},
 		{"empty in", toy(nil), read(query.And{cond("a", query.In), cond("a", query.NotIn)}, 0, 0),
