@@ -88,6 +88,9 @@ func requestIDFrom(h string) string {
 // ("00-<32 hex>-<16 hex>-<2 hex>"), or "" when the header is absent or
 // malformed. An all-zero trace id is invalid by the specification.
 func traceIDFrom(h string) string {
+	if h == "" {
+		return "" // without Split's slice
+	}
 	parts := strings.Split(strings.TrimSpace(h), "-")
 	if len(parts) < 4 || len(parts[0]) != 2 || len(parts[1]) != 32 || len(parts[2]) != 16 || len(parts[3]) != 2 || parts[0] == "ff" {
 		return ""

@@ -3,8 +3,10 @@ package observe
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -67,7 +69,13 @@ type requestCtx struct {
 	face any // the face, a string boxed once per Middleware
 	ops  *opLog
 	log  opLog // ops' storage when the request has a log line
+
+	idHeader [1]string               // the X-Request-Id header's value slice
+	line     [reqLineAttrs]slog.Attr // the request line's attributes
 }
+
+// reqLineAttrs is the number of attributes of the request line's first group.
+const reqLineAttrs = 8
 
 func (c *requestCtx) Value(key any) any {
 	switch key {
@@ -104,17 +112,19 @@ func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) ht
 			start := time.Now()
 			id := requestIDFrom(r.Header.Get(RequestIDHeader))
 			rc := &requestCtx{Context: r.Context(), id: id, face: faceValue}
+			rc.idHeader[0] = id
 			var ops *opLog
 			if log != nil {
 				ops = &rc.log
 				rc.ops = ops
 			}
 			ctx := context.Context(rc)
-			if tid := traceIDFrom(r.Header.Get("traceparent")); tid != "" {
+			// Header.Get would canonicalize "traceparent" again on every request.
+			if tid := traceIDFrom(headerValue(r.Header, traceparentHeader)); tid != "" {
 				ctx = contextWithTrace(ctx, tid)
 			}
 			ctx, span := startServerSpan(ctx, propagation.HeaderCarrier(r.Header), r.Method, r.URL.Path, face, id)
-			w.Header()[RequestIDHeader] = []string{id} // canonical already: no Set to canonicalize it
+			w.Header()[RequestIDHeader] = rc.idHeader[:] // canonical already: no Set to canonicalize it
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 			r2 := r.WithContext(ctx)
 			var inFlight prometheus.Gauge
@@ -132,7 +142,8 @@ func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) ht
 					status = http.StatusOK
 				}
 				route := routeOf(r2)
-				d := time.Since(start)
+				end := time.Now()
+				d := end.Sub(start)
 				endServerSpan(span, r.Method, route, status)
 				if m != nil {
 					inFlight.Dec()
@@ -162,13 +173,14 @@ func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) ht
 						// to a slice of its own, so 20 loose ones cost a
 						// second allocation per request. request_id stays
 						// loose: LogHandler looks for it there.
-						rec := slog.NewRecord(time.Now(), level, "request", 0)
-						rec.AddAttrs(
-							slog.Attr{Value: slog.GroupValue(
-								slog.String("face", face), slog.String("method", r.Method), slog.String("route", route),
-								slog.String("path", r.URL.Path), slog.Int("status", status), slog.Int("bytes", ww.BytesWritten()),
-								slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr))},
-							slog.String("request_id", id))
+						// The line's time is the end of the request,
+						// read once for the duration too.
+						rec := slog.NewRecord(end, level, "request", 0)
+						rc.line = [reqLineAttrs]slog.Attr{
+							slog.String("face", face), slog.String("method", r.Method), slog.String("route", route),
+							slog.String("path", r.URL.Path), slog.Int("status", status), slog.Int("bytes", ww.BytesWritten()),
+							slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr)}
+						rec.AddAttrs(slog.Attr{Value: slog.GroupValue(rc.line[:]...)}, slog.String("request_id", id))
 						if len(op) > 0 {
 							rec.AddAttrs(slog.Attr{Value: slog.GroupValue(op...)})
 						}
@@ -191,7 +203,7 @@ func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) ht
 // matched, else the http.ServeMux pattern set on r, else routeUnmatched.
 func routeOf(r *http.Request) string {
 	if rc := chi.RouteContext(r.Context()); rc != nil {
-		if p := rc.RoutePattern(); p != "" {
+		if p := routePatterns.of(rc); p != "" {
 			return p
 		}
 		return routeUnmatched
@@ -200,4 +212,60 @@ func routeOf(r *http.Request) string {
 		return r.Pattern
 	}
 	return routeUnmatched
+}
+
+// traceparentHeader is the canonical form of the W3C "traceparent" header.
+const traceparentHeader = "Traceparent"
+
+// headerValue is h.Get(key) for a key in canonical form.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// maxRoutePatterns bounds the cache of chi's route patterns: there are as
+// many as the routers have routes.
+const maxRoutePatterns = 1024
+
+// patternCache holds chi's RoutePattern by the patterns it joins (chi
+// builds the string anew on every call, in up to four allocations). The
+// map is never changed once published: a new pattern publishes a copy.
+type patternCache struct {
+	mu sync.Mutex // serializes writers
+	m  atomic.Pointer[map[string]string]
+}
+
+var routePatterns patternCache
+
+// of returns rc.RoutePattern().
+func (c *patternCache) of(rc *chi.Context) string {
+	var a [256]byte
+	k := a[:0]
+	for _, p := range rc.RoutePatterns {
+		k = append(k, p...)
+	}
+	if m := c.m.Load(); m != nil {
+		if p, ok := (*m)[string(k)]; ok {
+			return p
+		}
+	}
+	p := rc.RoutePattern()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m.Load()
+	var n int
+	if old != nil {
+		n = len(*old)
+	}
+	if n < maxRoutePatterns {
+		m := make(map[string]string, n+1)
+		if old != nil {
+			maps.Copy(m, *old)
+		}
+		m[string(k)] = p
+		c.m.Store(&m)
+	}
+	return p
 }

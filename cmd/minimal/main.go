@@ -185,10 +185,10 @@ const logFlushInterval = 100 * time.Millisecond
 // returned function writes out the buffer; later lines go straight to w.
 func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, func()) {
 	lw := observe.NewLogWriter(w, logFlushInterval)
-	opts := &slog.HandlerOptions{Level: level}
-	var h slog.Handler = slog.NewJSONHandler(lw, opts)
+	// observe.JSONHandler writes what slog.JSONHandler writes, faster.
+	var h slog.Handler = observe.NewJSONHandler(lw, level)
 	if format == "text" {
-		h = slog.NewTextHandler(lw, opts)
+		h = slog.NewTextHandler(lw, &slog.HandlerOptions{Level: level})
 	}
 	l := slog.New(observe.LogHandler(flushOnWarn{h, lw}))
 	slog.SetDefault(l)

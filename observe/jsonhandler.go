@@ -1,0 +1,526 @@
+package observe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// JSONHandler is a slog.Handler that writes every record as one line of
+// JSON, byte for byte what slog.JSONHandler writes for the same records
+// with the same level (it has no ReplaceAttr and no AddSource), but with
+// less work: it appends straight into a pooled buffer and writes the kinds
+// the gateway logs (strings, numbers, booleans, durations, times, groups
+// and []string) without reflection. Other values of kind slog.KindAny are
+// written as slog.JSONHandler writes them: an error by its Error text,
+// anything else as encoding/json marshals it without HTML escaping.
+//
+// The one place the output can differ is a LogValuer that panics: slog
+// logs the panic with a stack whose frames name the handler's functions.
+//
+// Each Handle makes one Write to the writer, serialized by the handler
+// (or by the writer itself when it is a *LogWriter).
+type JSONHandler struct {
+	w     io.Writer
+	mu    *sync.Mutex // nil when w serializes its own writes (*LogWriter)
+	level slog.Leveler
+
+	// As slog's commonHandler: the attributes of WithAttrs formatted once,
+	// the groups of WithGroup, and how many of them pre has opened.
+	pre    []byte
+	groups []string
+	nOpen  int
+}
+
+// NewJSONHandler returns a JSONHandler writing to w records at level and
+// above (slog.LevelInfo when level is nil).
+func NewJSONHandler(w io.Writer, level slog.Leveler) *JSONHandler {
+	h := &JSONHandler{w: w, level: level}
+	if _, ok := w.(*LogWriter); !ok {
+		h.mu = &sync.Mutex{}
+	}
+	return h
+}
+
+// Enabled reports whether level is at or above the handler's level.
+func (h *JSONHandler) Enabled(_ context.Context, level slog.Level) bool {
+	minLevel := slog.LevelInfo
+	if h.level != nil {
+		minLevel = h.level.Level()
+	}
+	return level >= minLevel
+}
+
+func (h *JSONHandler) clone() *JSONHandler {
+	return &JSONHandler{
+		w: h.w, mu: h.mu, level: h.level,
+		pre:    h.pre[:len(h.pre):len(h.pre)],
+		groups: h.groups[:len(h.groups):len(h.groups)],
+		nOpen:  h.nOpen,
+	}
+}
+
+// WithAttrs returns a handler whose lines carry attrs after the built-in
+// attributes, in the groups opened so far.
+func (h *JSONHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	empty := 0
+	for _, a := range attrs {
+		if isEmptyGroup(a.Value) {
+			empty++
+		}
+	}
+	if empty == len(attrs) {
+		return h
+	}
+	h2 := h.clone()
+	s := jsonState{h: h2, buf: h2.pre}
+	if len(s.buf) > 0 {
+		s.sep = s.buf[len(s.buf)-1] != '{'
+	}
+	pos := len(s.buf)
+	s.openGroups()
+	if !s.appendAttrs(attrs) {
+		s.buf = s.buf[:pos]
+	} else {
+		h2.nOpen = len(h2.groups)
+	}
+	h2.pre = s.buf
+	return h2
+}
+
+// WithGroup returns a handler that puts later attributes in group name.
+func (h *JSONHandler) WithGroup(name string) slog.Handler {
+	h2 := h.clone()
+	h2.groups = append(h2.groups, name)
+	return h2
+}
+
+// lineBufferMax is the largest buffer kept for the next line.
+const lineBufferMax = 16 << 10
+
+var linePool = sync.Pool{New: func() any {
+	b := make([]byte, 0, 1024)
+	return &b
+}}
+
+// Handle writes r as one line.
+func (h *JSONHandler) Handle(_ context.Context, r slog.Record) error {
+	bp := linePool.Get().(*[]byte)
+	s := jsonState{h: h, buf: (*bp)[:0]}
+	s.buf = append(s.buf, '{')
+	if !r.Time.IsZero() {
+		s.buf = append(s.buf, `"time":`...)
+		s.sep = true
+		s.appendTime(r.Time.Round(0))
+	}
+	s.appendKey("level")
+	s.appendString(r.Level.String())
+	s.appendKey("msg")
+	s.appendString(r.Message)
+	s.appendNonBuiltIns(r)
+	s.buf = append(s.buf, '\n')
+
+	var err error
+	if h.mu != nil {
+		h.mu.Lock()
+		_, err = h.w.Write(s.buf)
+		h.mu.Unlock()
+	} else {
+		_, err = h.w.Write(s.buf)
+	}
+	if cap(s.buf) <= lineBufferMax {
+		*bp = s.buf[:0]
+		linePool.Put(bp)
+	}
+	return err
+}
+
+// jsonState is one line (or WithAttrs' attributes) being formatted.
+type jsonState struct {
+	h   *JSONHandler
+	buf []byte
+	sep bool // a comma goes before the next key
+}
+
+func (s *jsonState) appendNonBuiltIns(r slog.Record) {
+	h := s.h
+	if len(h.pre) > 0 {
+		if s.sep {
+			s.buf = append(s.buf, ',')
+		}
+		s.buf = append(s.buf, h.pre...)
+		s.sep = h.pre[len(h.pre)-1] != '{'
+	}
+	nOpen := h.nOpen
+	if r.NumAttrs() > 0 {
+		pos := len(s.buf)
+		s.openGroups()
+		nOpen = len(h.groups)
+		empty := true
+		r.Attrs(func(a slog.Attr) bool {
+			if s.appendAttr(a) {
+				empty = false
+			}
+			return true
+		})
+		if empty {
+			s.buf = s.buf[:pos]
+			nOpen = h.nOpen
+		}
+	}
+	for range nOpen {
+		s.buf = append(s.buf, '}')
+	}
+	s.buf = append(s.buf, '}')
+}
+
+func (s *jsonState) openGroups() {
+	for _, n := range s.h.groups[s.h.nOpen:] {
+		s.openGroup(n)
+	}
+}
+
+func (s *jsonState) openGroup(name string) {
+	s.appendKey(name)
+	s.buf = append(s.buf, '{')
+	s.sep = false
+}
+
+func (s *jsonState) appendAttrs(as []slog.Attr) bool {
+	nonEmpty := false
+	for _, a := range as {
+		if s.appendAttr(a) {
+			nonEmpty = true
+		}
+	}
+	return nonEmpty
+}
+
+// appendAttr follows slog's handleState.appendAttr, quirks included (a
+// keyed group whose attributes are all elided leaves no comma for the
+// next key), and reports whether it appended something.
+func (s *jsonState) appendAttr(a slog.Attr) bool {
+	v := a.Value
+	k := v.Kind()
+	if k == slog.KindLogValuer {
+		v = v.Resolve()
+		k = v.Kind()
+	}
+	if k == slog.KindAny {
+		x := v.Any()
+		if x == nil && a.Key == "" {
+			return false // slog's empty Attr
+		}
+		if src, ok := x.(*slog.Source); ok {
+			if src == nil || *src == (slog.Source{}) {
+				return false
+			}
+			v, k = sourceGroup(src), slog.KindGroup
+		}
+	}
+	if k != slog.KindGroup {
+		s.appendKey(a.Key)
+		s.appendValue(v, k)
+		return true
+	}
+	attrs := v.Group()
+	if len(attrs) > 0 {
+		pos := len(s.buf)
+		if a.Key != "" {
+			s.openGroup(a.Key)
+		}
+		if !s.appendAttrs(attrs) {
+			s.buf = s.buf[:pos]
+			return false
+		}
+		if a.Key != "" {
+			s.buf = append(s.buf, '}')
+			s.sep = true
+		}
+	}
+	return true
+}
+
+// sourceGroup is slog's Source.group.
+func sourceGroup(src *slog.Source) slog.Value {
+	var as []slog.Attr
+	if src.Function != "" {
+		as = append(as, slog.String("function", src.Function))
+	}
+	if src.File != "" {
+		as = append(as, slog.String("file", src.File))
+	}
+	if src.Line != 0 {
+		as = append(as, slog.Int("line", src.Line))
+	}
+	return slog.GroupValue(as...)
+}
+
+func isEmptyGroup(v slog.Value) bool {
+	return v.Kind() == slog.KindGroup && len(v.Group()) == 0
+}
+
+func (s *jsonState) appendKey(key string) {
+	if s.sep {
+		s.buf = append(s.buf, ',')
+	}
+	s.appendString(key)
+	s.buf = append(s.buf, ':')
+	s.sep = true
+}
+
+func (s *jsonState) appendString(str string) {
+	s.buf = append(s.buf, '"')
+	s.buf = appendEscaped(s.buf, str, false)
+	s.buf = append(s.buf, '"')
+}
+
+func (s *jsonState) appendValue(v slog.Value, k slog.Kind) {
+	switch k {
+	case slog.KindString:
+		s.appendString(v.String())
+	case slog.KindInt64:
+		s.buf = strconv.AppendInt(s.buf, v.Int64(), 10)
+	case slog.KindUint64:
+		s.buf = strconv.AppendUint(s.buf, v.Uint64(), 10)
+	case slog.KindFloat64:
+		f := v.Float64()
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			s.appendAny(f) // encoding/json's error
+			return
+		}
+		s.buf = appendJSONFloat(s.buf, f)
+	case slog.KindBool:
+		s.buf = strconv.AppendBool(s.buf, v.Bool())
+	case slog.KindDuration:
+		s.buf = strconv.AppendInt(s.buf, int64(v.Duration()), 10)
+	case slog.KindTime:
+		s.appendTime(v.Time())
+	default: // slog.KindAny
+		x := v.Any()
+		if ss, ok := x.([]string); ok {
+			s.buf = appendStrings(s.buf, ss)
+			return
+		}
+		s.appendAny(x)
+	}
+}
+
+// appendAny writes a value of kind slog.KindAny as slog.JSONHandler does,
+// recovering from a panic of its methods the same way.
+func (s *jsonState) appendAny(x any) {
+	defer func() {
+		if r := recover(); r != nil {
+			if v := reflect.ValueOf(x); v.Kind() == reflect.Pointer && v.IsNil() {
+				s.appendString("<nil>")
+				return
+			}
+			s.appendString(fmt.Sprintf("!PANIC: %v", r))
+		}
+	}()
+	_, jm := x.(json.Marshaler)
+	if err, ok := x.(error); ok && !jm {
+		s.appendString(err.Error())
+		return
+	}
+	if err := s.appendMarshal(x); err != nil {
+		s.appendString(fmt.Sprintf("!ERROR:%v", err))
+	}
+}
+
+// jsonEncoder is a json.Encoder without HTML escaping over its buffer.
+type jsonEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var jsonEncoderPool = sync.Pool{New: func() any {
+	e := &jsonEncoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+func (s *jsonState) appendMarshal(x any) error {
+	e := jsonEncoderPool.Get().(*jsonEncoder)
+	defer func() {
+		if e.buf.Cap() <= lineBufferMax {
+			e.buf.Reset()
+			jsonEncoderPool.Put(e)
+		}
+	}()
+	if err := e.enc.Encode(x); err != nil {
+		return err
+	}
+	b := e.buf.Bytes()
+	s.buf = append(s.buf, b[:len(b)-1]...) // without Encode's newline
+	return nil
+}
+
+var errYearRange = errors.New("time.Time year outside of range [0,9999]")
+
+// appendTime is slog's appendJSONTime: RFC 3339 with nanoseconds, after an
+// error string for a year RFC 3339 cannot write.
+func (s *jsonState) appendTime(t time.Time) {
+	if y := t.Year(); y < 0 || y >= 10000 {
+		s.appendString(fmt.Sprintf("!ERROR:%v", errYearRange))
+	}
+	s.buf = append(s.buf, '"')
+	s.buf = t.AppendFormat(s.buf, time.RFC3339Nano)
+	s.buf = append(s.buf, '"')
+}
+
+// appendJSONFloat writes a finite f as encoding/json does (ES6 number to
+// string: %f, or %e between 1e-6 and 1e21 exclusive, exponent unpadded).
+func appendJSONFloat(b []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// appendStrings writes ss as encoding/json marshals a []string.
+func appendStrings(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, x := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = appendEscaped(b, x, true)
+		b = append(b, '"')
+	}
+	return append(b, ']')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// safeASCII marks the bytes a JSON string holds as they are: printable
+// ASCII but the quote and the backslash. Bytes from 0x80 are not marked:
+// they are checked as UTF-8.
+var safeASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// safe8 reports whether the 8 bytes of x are all in safeASCII: none has
+// the high bit, none is below 0x20, none is '"' or '\\' (the zero-byte
+// tests of "Bit Twiddling Hacks", exact about presence).
+func safe8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	bad := x&highs | (x-0x20*ones)&^x&highs | hasZero(x^('"'*ones)) | hasZero(x^('\\'*ones))
+	return bad == 0
+}
+
+// appendEscaped appends s escaped for a JSON string, without the quotes:
+// slog's escaping when marshal is false (control bytes as \u00XX but \n,
+// \r and \t), encoding/json's when it is true (\b and \f too). Both write
+// invalid UTF-8 as \ufffd and escape U+2028 and U+2029; neither escapes
+// HTML.
+func appendEscaped(b []byte, s string, marshal bool) []byte {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if !safe8(x) {
+			break
+		}
+	}
+	if n := len(s); i < n && n >= 8 && i+8 > n {
+		// the last 8 bytes, overlapping those checked
+		x := uint64(s[n-8]) | uint64(s[n-7])<<8 | uint64(s[n-6])<<16 | uint64(s[n-5])<<24 |
+			uint64(s[n-4])<<32 | uint64(s[n-3])<<40 | uint64(s[n-2])<<48 | uint64(s[n-1])<<56
+		if safe8(x) {
+			i = n
+		}
+	}
+	for i < len(s) && safeASCII[s[i]] {
+		i++
+	}
+	if i == len(s) {
+		return append(b, s...)
+	}
+	start := 0
+	for i < len(s) {
+		c := s[i]
+		if safeASCII[c] {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				if marshal {
+					b = append(b, '\\', 'b')
+				} else {
+					b = append(b, '\\', 'u', '0', '0', '0', '8')
+				}
+			case '\f':
+				if marshal {
+					b = append(b, '\\', 'f')
+				} else {
+					b = append(b, '\\', 'u', '0', '0', '0', 'c')
+				}
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(b, s[start:]...)
+}
+
+var _ slog.Handler = (*JSONHandler)(nil)
