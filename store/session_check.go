@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/littlebitlabs/minimal/fault"
@@ -22,6 +24,16 @@ import (
 // it name in one statement (checkSessions). A read is shared only by calls
 // that arrived before it started, so it is as fresh as a read of their own:
 // it sees every commit made before each of them arrived.
+//
+// On SQLite most checks read nothing: the checker maps the database's
+// wal-index header (the first bytes of the -shm file, which every commit of
+// every connection, in any process, rewrites — its change counter, last
+// frame and salts) and keeps what its last reads found along with the
+// header as it was before they read (checkSnap). A check that finds the
+// header still the same is answered from there: nothing was committed
+// since that read began, so a read now would find the same rows. Under
+// load the journal writer commits every few milliseconds, and the calls in
+// between skip the read transaction.
 
 // maxCheckIDs bounds the sessions one check read covers; the statements
 // are prepared for 1, 2, 4, … maxCheckIDs ids (checkSizes), a smaller set
@@ -46,6 +58,27 @@ var checkQueries = func() []string {
 	}
 	return q
 }()
+
+// walHeader is one copy of SQLite's wal-index header: the change counter
+// (every commit moves it), the last valid frame of the WAL, its salts and
+// checksums (https://sqlite.org/walformat.html, 48 bytes, in the byte order
+// of the host, the same for every version of SQLite).
+type walHeader [12]uint32
+
+// walIndexMapped is how much of the -shm file the checker maps: the page
+// that holds the two copies of the header.
+const walIndexMapped = 4096
+
+// maxSnapSessions bounds the sessions a checkSnap keeps.
+const maxSnapSessions = 1024
+
+// checkSnap is what the checker's reads found with one wal-index header,
+// taken before they read: each id read, with its session (a zero Session
+// when there was none).
+type checkSnap struct {
+	hdr      walHeader
+	sessions map[string]Session
+}
 
 // checkTimeout bounds a check read on PostgreSQL (a connection that hangs
 // must not hold every later check). A SQLite read is bounded by its busy
@@ -74,6 +107,80 @@ type sessionChecker struct {
 	closed bool
 	conn   *sql.Conn
 	stmts  []driver.Stmt
+	// wal maps the wal-index header of the database while conn is open
+	// (conn keeps SQLite from removing or truncating the -shm file), nil
+	// when not mapped; walMu keeps dropConn from unmapping it under a
+	// check. snap is what the lead reads last found (cached), nil when
+	// nothing is known.
+	walMu sync.RWMutex
+	wal   []byte
+	snap  atomic.Pointer[checkSnap]
+}
+
+// cached returns session id as the checker's last reads found it (its ID
+// empty when there is none) and true, when nothing was committed to the
+// database since those reads began; false when a check must read.
+func (c *sessionChecker) cached(id string) (Session, bool) {
+	snap := c.snap.Load()
+	if snap == nil {
+		return Session{}, false
+	}
+	ss, ok := snap.sessions[id]
+	if !ok {
+		return Session{}, false
+	}
+	h, ok := c.header()
+	if !ok || h != snap.hdr {
+		return Session{}, false
+	}
+	return ss, true
+}
+
+// header reads the wal-index header, and false when it is not mapped or a
+// commit was writing it.
+func (c *sessionChecker) header() (walHeader, bool) {
+	c.walMu.RLock()
+	defer c.walMu.RUnlock()
+	if c.wal == nil {
+		return walHeader{}, false
+	}
+	return readWALHeader(c.wal)
+}
+
+// remember keeps what a read that began with header h found of ids
+// (rawMu held): added to the last snapshot when that has the same header,
+// in place of it otherwise.
+func (c *sessionChecker) remember(h walHeader, ids []string, found []Session) {
+	old := c.snap.Load()
+	n := len(ids)
+	if old != nil && old.hdr == h {
+		n += len(old.sessions)
+	}
+	snap := &checkSnap{hdr: h, sessions: make(map[string]Session, n)}
+	if old != nil && old.hdr == h && len(old.sessions)+len(ids) <= maxSnapSessions {
+		maps.Copy(snap.sessions, old.sessions)
+	}
+	for _, id := range ids {
+		snap.sessions[id] = Session{}
+	}
+	for _, ss := range found {
+		snap.sessions[ss.ID] = ss
+	}
+	c.snap.Store(snap)
+}
+
+// mapWAL maps the wal-index header of the database conn reads (rawMu
+// held, conn open).
+func (c *sessionChecker) mapWAL(ctx context.Context) {
+	var path string
+	if c.conn.QueryRowContext(ctx, `SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&path) != nil || path == "" {
+		return
+	}
+	if b := mapWALIndex(path); b != nil {
+		c.walMu.Lock()
+		c.wal = b
+		c.walMu.Unlock()
+	}
 }
 
 // checkGroup is one read and the calls that share it.
@@ -140,6 +247,12 @@ func (g *checkGroup) session(id string) (Session, bool) {
 // read, which others may share.
 func (s *Store) checkSession(ctx context.Context, id string) (Session, error) {
 	c := &s.checker
+	if ss, ok := c.cached(id); ok {
+		if ss.ID == "" {
+			return Session{}, fault.New(fault.NotFound, "session %q not found", id)
+		}
+		return ss, nil
+	}
 	c.mu.Lock()
 	g := c.next
 	if g == nil || (len(g.ids) >= maxCheckIDs && !g.has(id)) {
@@ -222,6 +335,9 @@ func (s *Store) readSessionsRaw(ids []string) ([]Session, error) {
 		}
 		c.conn, c.stmts = conn, make([]driver.Stmt, len(checkSizes))
 	}
+	// The header before the read: what it finds holds as long as the
+	// header stays the same (cached).
+	h, fresh := c.header()
 	k, args := checkArgs(ids)
 	named := make([]driver.NamedValue, len(args))
 	for i, a := range args {
@@ -268,6 +384,12 @@ func (s *Store) readSessionsRaw(ids []string) ([]Session, error) {
 		c.dropConn()
 		return s.readSessions(ids)
 	}
+	switch {
+	case c.wal == nil:
+		c.mapWAL(ctx)
+	case fresh:
+		c.remember(h, ids, found)
+	}
 	return found, nil
 }
 
@@ -288,6 +410,13 @@ func (c *sessionChecker) dropConn() {
 	if c.conn == nil {
 		return
 	}
+	c.snap.Store(nil)
+	c.walMu.Lock()
+	if c.wal != nil {
+		unmapWALIndex(c.wal)
+		c.wal = nil
+	}
+	c.walMu.Unlock()
 	_ = c.conn.Raw(func(any) error {
 		for _, st := range c.stmts {
 			if st != nil {

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"sync"
@@ -241,6 +243,113 @@ func TestSessionCheckOwnConn(t *testing.T) {
 		t.Error("no new connection of its own after the failed one")
 	}
 	c.rawMu.Unlock()
+}
+
+// TestSessionCheckUnchanged: on SQLite a check while nothing was committed
+// since the checker's last read is answered without a read, and a commit —
+// through another Store, or by another process on the same file — makes the
+// next check read again and see it: an ended session is refused at once,
+// an unknown one stays unknown.
+func TestSessionCheckUnchanged(t *testing.T) {
+	t.Setenv(EnvControlDSN, "")
+	s, dir := newStore(t)
+	other := openStore(t, dir)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "u")
+	var mu sync.Mutex
+	reads := 0
+	s.checker.afterRead = func([]string) {
+		mu.Lock()
+		reads++
+		mu.Unlock()
+	}
+	readsSoFar := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return reads
+	}
+	const unknown = "00000000-0000-0000-0000-000000000000"
+	check := func(sid string, want Refusal) {
+		t.Helper()
+		_, rc, err := s.BeginReadCall(ctx, CallStart{SessionID: sid, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "t", Arguments: `{}`})
+		var r *SessionRefused
+		switch {
+		case want == 0 && err != nil:
+			t.Fatalf("check of %s: %v, want it taken", sid, err)
+		case want != 0 && (!errors.As(err, &r) || r.Reason != want):
+			t.Fatalf("check of %s: %v, want refusal %d", sid, err, want)
+		}
+		if rc != nil {
+			s.FinishReadCall(rc, "ok", "", 0, 0, func(err error) { t.Errorf("journal: %v", err) })
+		}
+	}
+	// settle lets the journal writer commit what the checks queued, then
+	// reads once more: the header the checker keeps is the last one.
+	settle := func(sids ...string) {
+		t.Helper()
+		if err := s.FlushJournal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, sid := range sids {
+			if _, err := s.checkSession(ctx, sid); err != nil && fault.KindOf(err) != fault.NotFound {
+				t.Fatal(err)
+			}
+		}
+	}
+	byOther := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
+	byProcess := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
+	check(byOther.ID, 0)
+	settle(byOther.ID, byProcess.ID, unknown)
+	settle(byOther.ID, byProcess.ID, unknown)
+	before := readsSoFar()
+	for range 5 {
+		for _, sid := range []string{byOther.ID, byProcess.ID, unknown} {
+			if _, err := s.checkSession(ctx, sid); err != nil && (sid != unknown || fault.KindOf(err) != fault.NotFound) {
+				t.Fatalf("check of %s: %v", sid, err)
+			}
+		}
+	}
+	if n := readsSoFar() - before; n != 0 {
+		t.Fatalf("%d reads while nothing was committed, want none", n)
+	}
+
+	if err := other.EndSession(ctx, byOther.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	check(byOther.ID, RefusedEnded)
+	check(byProcess.ID, 0)
+	check(unknown, RefusedUnknown)
+	settle(byOther.ID, byProcess.ID, unknown)
+
+	// Another process ends the other session (endSessionProcess).
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestEndSessionProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envEndDir+"="+dir, envEndSession+"="+byProcess.ID, EnvControlDSN+"=", EnvMasterKey+"=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the other process: %v\n%s", err, out)
+	}
+	check(byProcess.ID, RefusedEnded)
+	check(unknown, RefusedUnknown)
+}
+
+// The directory and the session TestEndSessionProcess ends, when it runs
+// as the other process of TestSessionCheckUnchanged.
+const (
+	envEndDir     = "MINIMAL_TEST_END_SESSION_DIR"
+	envEndSession = "MINIMAL_TEST_END_SESSION"
+)
+
+// TestEndSessionProcess is the other process of TestSessionCheckUnchanged:
+// it ends a session in the control plane of a directory, and is skipped
+// otherwise.
+func TestEndSessionProcess(t *testing.T) {
+	dir, sid := os.Getenv(envEndDir), os.Getenv(envEndSession)
+	if dir == "" || sid == "" {
+		t.Skip("runs as the other process of TestSessionCheckUnchanged")
+	}
+	s := openStore(t, dir)
+	if err := s.EndSession(t.Context(), sid, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // BenchmarkReadCalls measures the store's CPU per read-only call on the
