@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/littlebitlabs/minimal/dialects"
 )
@@ -318,16 +319,31 @@ func (c *compactor) number() bool {
 // jsonEncoder writes json (with the envelope) and ndjson (without).
 type jsonEncoder struct {
 	// keys[i] opens the i-th member: `{"name":` for the first, `,"name":`
-	// for the others.
+	// for the others. They are slices of one string, and keys of small
+	// (the encoder's own memory) when there are few columns: a result of
+	// few columns (a row by key) takes two allocations, not one per column.
 	keys     []string
 	envelope bool
+	small    [smallCols]string
 }
 
+// smallCols is how many columns an encoder keeps its keys for in itself.
+const smallCols = 16
+
 func newJSONEncoder(cols []dialects.Column, envelope bool) *jsonEncoder {
-	e := &jsonEncoder{keys: make([]string, len(cols)), envelope: envelope}
-	var b []byte
+	e := &jsonEncoder{envelope: envelope}
+	if len(cols) <= smallCols {
+		e.keys = e.small[:len(cols)]
+	} else {
+		e.keys = make([]string, len(cols))
+	}
+	n := 0
+	for _, c := range cols {
+		n += len(c.Name) + 4
+	}
+	b := make([]byte, 0, n)
+	ends := make([]int, 0, smallCols)
 	for i, c := range cols {
-		b = b[:0]
 		if i == 0 {
 			b = append(b, '{')
 		} else {
@@ -335,7 +351,14 @@ func newJSONEncoder(cols []dialects.Column, envelope bool) *jsonEncoder {
 		}
 		b = appendQuoted(b, c.Name, false)
 		b = append(b, ':')
-		e.keys[i] = string(b)
+		ends = append(ends, len(b))
+	}
+	// b is not written again: its bytes are the string's.
+	all := unsafe.String(unsafe.SliceData(b), len(b))
+	start := 0
+	for i, end := range ends {
+		e.keys[i] = all[start:end]
+		start = end
 	}
 	return e
 }
