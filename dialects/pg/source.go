@@ -143,18 +143,74 @@ func (s *Source) Ping(ctx context.Context) error {
 	return s.err(ctx, conn.Ping(ctx))
 }
 
-// acquireBound bounds a call (bound) and takes a connection for it; done
-// releases both.
+// acquireBound bounds a call (bound) and takes a connection for it,
+// waiting at most the acquire timeout (acquire); done releases both.
+//
+// With an acquire timeout, one timer serves both bounds (a call): it ends
+// the wait for a connection at the acquire timeout and, once the
+// connection is had, is set again to end the call at the statement
+// timeout and its grace from the call's start, which is when bound's
+// deadline would end it. Two contexts with a timer each, one made and
+// dropped for every acquisition, cost a request of a few microseconds more.
 func (s *Source) acquireBound(ctx context.Context) (context.Context, *pgxpool.Conn, func(), error) {
-	ctx, cancel := s.bound(ctx)
-	conn, err := s.acquire(ctx)
-	if err != nil {
-		cancel()
-		return nil, nil, nil, err
+	if s.acquireTimeout <= 0 {
+		ctx, cancel := s.bound(ctx)
+		conn, err := s.acquire(ctx)
+		if err != nil {
+			cancel()
+			return nil, nil, nil, err
+		}
+		return ctx, conn, func() {
+			conn.Release()
+			cancel()
+		}, nil
 	}
-	return ctx, conn, func() {
+	start := time.Now()
+	// The wait ends at the acquire timeout, or at the call's deadline
+	// (bound) when that comes first.
+	end := start.Add(s.acquireTimeout)
+	var deadline time.Time // the call's; zero: none
+	if s.timeout > 0 {
+		deadline = start.Add(s.timeout + dialects.TimeoutGrace)
+	}
+	acquireFirst := deadline.IsZero() || end.Before(deadline)
+	if !acquireFirst {
+		end = deadline
+	}
+	c := newCall(ctx, end)
+	conn, err := s.pool.Acquire(c)
+	if !c.timer.Stop() {
+		// The wait's end passed: the wait ended at it, or the connection
+		// came as it passed.
+		c.cancel(nil)
+		if err != nil {
+			if acquireFirst {
+				return nil, nil, nil, s.acquireErr(ctx, err, true)
+			}
+			return nil, nil, nil, s.err(c, err)
+		}
+		// The connection came in time after all: the call gets a
+		// context of its own, with the deadline bound gives it.
+		var bctx context.Context
+		var cancel context.CancelFunc
+		if deadline.IsZero() {
+			bctx, cancel = context.WithCancel(ctx)
+		} else {
+			bctx, cancel = context.WithDeadline(ctx, deadline)
+		}
+		return bctx, conn, func() {
+			conn.Release()
+			cancel()
+		}, nil
+	}
+	if err != nil {
+		c.cancel(nil)
+		return nil, nil, nil, s.acquireErr(ctx, err, false)
+	}
+	c.setDeadline(deadline)
+	return c, conn, func() {
 		conn.Release()
-		cancel()
+		c.end()
 	}, nil
 }
 
@@ -178,14 +234,86 @@ func (s *Source) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 	if err == nil {
 		return c, nil
 	}
-	if ctx.Err() == nil && actx.Err() != nil && !s.closed.Load() {
+	return nil, s.acquireErr(ctx, err, actx.Err() != nil)
+}
+
+// acquireErr is the error of an acquisition under ctx that failed with
+// err; expired tells whether the acquire timeout had passed.
+func (s *Source) acquireErr(ctx context.Context, err error, expired bool) error {
+	if ctx.Err() == nil && expired && !s.closed.Load() {
 		st := s.pool.Stat()
 		if st.AcquiredConns() >= st.MaxConns() {
-			return nil, fault.Wrap(fault.Timeout, err, "connection pool exhausted: all %d connections to this database stayed busy for %s; retry later", st.MaxConns(), s.acquireTimeout)
+			return fault.Wrap(fault.Timeout, err, "connection pool exhausted: all %d connections to this database stayed busy for %s; retry later", st.MaxConns(), s.acquireTimeout)
 		}
-		return nil, fault.Wrap(fault.Unavailable, err, "database unavailable: no connection within %s", s.acquireTimeout)
+		return fault.Wrap(fault.Unavailable, err, "database unavailable: no connection within %s", s.acquireTimeout)
 	}
-	return nil, s.err(ctx, err)
+	return s.err(ctx, err)
+}
+
+// errCallDeadline is the cause of a call's end at its deadline (call).
+var errCallDeadline = errors.New("pg: the call's deadline passed")
+
+// call is the context of one database call (acquireBound): the caller's
+// context, which one timer also ends at the call's deadline. Past it, Err
+// is context.DeadlineExceeded, as for a context.WithDeadline. Unlike one,
+// its deadline can be set again before it passes (setDeadline): the wait
+// for a connection and the statement are bounded by one timer.
+type call struct {
+	context.Context // context.WithCancelCause of the caller's context
+	cancel          context.CancelCauseFunc
+	timer           *time.Timer
+	deadline        atomic.Int64 // Unix nanoseconds
+}
+
+// newCall makes the call context of ctx ending at deadline.
+func newCall(ctx context.Context, deadline time.Time) *call {
+	c := &call{}
+	c.Context, c.cancel = context.WithCancelCause(ctx)
+	c.deadline.Store(deadline.UnixNano())
+	c.timer = time.AfterFunc(time.Until(deadline), c.expire)
+	return c
+}
+
+func (c *call) expire() { c.cancel(errCallDeadline) }
+
+// setDeadline sets the deadline again, after the timer was stopped (Stop
+// reported true); the zero time means none but the caller's.
+func (c *call) setDeadline(deadline time.Time) {
+	if deadline.IsZero() {
+		c.deadline.Store(0)
+		return
+	}
+	c.deadline.Store(deadline.UnixNano())
+	c.timer.Reset(time.Until(deadline))
+}
+
+// end releases the call's timer and context.
+func (c *call) end() {
+	c.timer.Stop()
+	c.cancel(nil)
+}
+
+// Deadline is the earlier of the call's deadline and the caller's.
+func (c *call) Deadline() (time.Time, bool) {
+	pd, ok := c.Context.Deadline()
+	n := c.deadline.Load()
+	if n == 0 {
+		return pd, ok
+	}
+	if d := time.Unix(0, n); !ok || d.Before(pd) {
+		return d, true
+	}
+	return pd, true
+}
+
+// Err is context.DeadlineExceeded past the call's deadline, else the
+// caller's context's error, if any.
+func (c *call) Err() error {
+	err := c.Context.Err()
+	if err != nil && context.Cause(c.Context) == errCallDeadline {
+		return context.DeadlineExceeded
+	}
+	return err
 }
 
 // PoolStats reports the pool, for metrics.
@@ -416,7 +544,13 @@ type querier interface {
 // query runs st on q; opts are pgx query options (an execution mode) sent
 // before its arguments.
 func (s *Source) query(ctx context.Context, q querier, st dialects.Stmt, opts ...any) (*rows, error) {
-	args := make([]any, 0, len(st.Args)+1+len(opts))
+	// The rows, the arguments and the values of a short row are one
+	// allocation.
+	r := &rows{ctx: ctx, src: s}
+	args := r.argBuf[:0]
+	if n := len(st.Args) + 1 + len(opts); n > len(r.argBuf) {
+		args = make([]any, 0, n)
+	}
 	args = append(args, resultFormats)
 	args = append(args, opts...)
 	args = append(args, st.Args...)
@@ -426,13 +560,11 @@ func (s *Source) query(ctx context.Context, q querier, st dialects.Stmt, opts ..
 	}
 	fds := pr.FieldDescriptions()
 	sh := s.shapeOf(st.SQL, fds, pr)
-	r := &rows{
-		ctx:  ctx,
-		src:  s,
-		rows: pr,
-		cols: sh.cols,
-		dec:  sh.dec,
-		vals: make([]any, len(fds)),
+	r.rows, r.cols, r.dec = pr, sh.cols, sh.dec
+	if len(fds) <= len(r.valBuf) {
+		r.vals = r.valBuf[:len(fds)]
+	} else {
+		r.vals = make([]any, len(fds))
 	}
 	// Fetch the first row now: a statement that fails (bad input, timeout,
 	// constraint) fails here, before the caller has started to answer.
@@ -549,6 +681,11 @@ type rows struct {
 	// peeked is set while the first row, fetched by query, is unread;
 	// hasRow tells whether there was one.
 	peeked, hasRow bool
+
+	// argBuf holds the arguments of a statement of few values, valBuf
+	// the values of a row of few columns (vals), in the rows' own memory.
+	argBuf [4]any
+	valBuf [16]any
 }
 
 func (r *rows) Columns() []dialects.Column { return r.cols }
