@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -85,6 +86,48 @@ var (
 	auditInsertFull = auditInsert(auditRowsPerInsert)
 )
 
+// auditInsertShared is the INSERT of a full chunk whose rows share their
+// principal, face, object, action and outcome (the common chunk: a busy
+// caller's reads): those values, $1 to $9, are bound once for the chunk
+// instead of once a row, and each row binds only its own five (id, at,
+// rows_count, request_id, duration_ns). Binding a text value costs the
+// SQLite driver a C allocation and a copy: the chunk binds 259 values, 109
+// of them text, rather than 700 and 550. The $n placeholders are the same
+// on SQLite and PostgreSQL.
+var auditInsertShared = auditInsertSharing(auditRowsPerInsert)
+
+// auditShared is how many values the rows of auditInsertShared share.
+const auditShared = 9
+
+// auditInsertSharing is auditInsertShared for n rows.
+func auditInsertSharing(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO audit_log (` + auditCols + `) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		k := auditShared + 5*i // the row's values are $k+1 … $k+5
+		fmt.Fprintf(&b, "($%d, $%d, $1, $2, $3, $4, $5, $6, $7, $%d, $8, $9, $%d, $%d)", k+1, k+2, k+3, k+4, k+5)
+	}
+	return b.String()
+}
+
+// sharedChunk reports whether the entries share every value
+// auditInsertShared binds once.
+func sharedChunk(es []AuditEntry) bool {
+	f := &es[0]
+	for i := 1; i < len(es); i++ {
+		e := &es[i]
+		if e.ProjectID != f.ProjectID || e.IdentityID != f.IdentityID || e.Identity != f.Identity || e.Face != f.Face ||
+			e.Object != f.Object || e.Action != f.Action || e.Outcome != f.Outcome || e.Message != f.Message ||
+			!slices.Equal(e.Roles, f.Roles) {
+			return false
+		}
+	}
+	return true
+}
+
 // auditInsert is the INSERT of n audit rows.
 func auditInsert(n int) string {
 	var b strings.Builder
@@ -117,6 +160,7 @@ func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
 	// Prepared before the transaction begins (see hotQueries).
 	if len(entries) >= auditRowsPerInsert {
 		_, _ = s.stmt(ctx, auditInsertFull)
+		_, _ = s.stmt(ctx, auditInsertShared)
 	}
 	if len(entries)%auditRowsPerInsert != 0 {
 		_, _ = s.stmt(ctx, auditInsertOne)
@@ -136,7 +180,25 @@ func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
 				n, query = 1, auditInsertOne
 			}
 			args = args[:0]
-			for _, e := range entries[start : start+n] {
+			chunk := entries[start : start+n]
+			if n == auditRowsPerInsert && sharedChunk(chunk) {
+				e := &chunk[0]
+				roles, err := json.Marshal(nonNil(e.Roles))
+				if err != nil {
+					return fault.Wrap(fault.Internal, err, "store: encode audit roles")
+				}
+				args = append(args, e.ProjectID, e.IdentityID, e.Identity, string(roles), e.Face, e.Object, e.Action, e.Outcome, e.Message)
+				for i := range chunk {
+					e := &chunk[i]
+					args = append(args, e.ID, e.At.UnixNano(), e.Rows, e.RequestID, int64(e.Duration))
+				}
+				if _, err := p.ExecContext(ctx, auditInsertShared, args...); err != nil {
+					return err
+				}
+				start += n
+				continue
+			}
+			for _, e := range chunk {
 				if lastText == nil || !slices.Equal(e.Roles, lastRoles) {
 					roles, err := json.Marshal(nonNil(e.Roles))
 					if err != nil {

@@ -250,3 +250,56 @@ func TestAuditValuesPerRow(t *testing.T) {
 		}
 	})
 }
+
+// TestAuditSharedChunk: a chunk of entries that share their principal,
+// face, object, action, outcome and message is written with those values
+// bound once (auditInsertShared); every row reads back as it was given,
+// beside chunks that share all but one value (written row by row of
+// values) and a batch's rest.
+func TestAuditSharedChunk(t *testing.T) {
+	eachBackend(t, func(t *testing.T) {
+		s, _ := newStore(t)
+		ctx := t.Context()
+		_, p, _ := tenant(t, s, "shr")
+		base := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+		var batch []AuditEntry
+		for i := range 4*auditRowsPerInsert + 7 {
+			e := auditEntry(p.ID, "alice", "pg/public/t", "read", "ok", base.Add(time.Duration(i)*time.Millisecond+time.Duration(i)))
+			e.ID = fmt.Sprintf("0000-%04d", i)
+			e.Rows, e.Duration, e.RequestID = int64(i), time.Duration(1000+i), fmt.Sprint("req-", i)
+			switch chunk, k := i/auditRowsPerInsert, i%auditRowsPerInsert; {
+			case chunk == 1:
+				// nil and no roles are stored alike: still one chunk.
+				if k%2 == 0 {
+					e.Roles = nil
+				} else {
+					e.Roles = []string{}
+				}
+				e.Outcome, e.Message = "FORBIDDEN", "no"
+			case chunk == 2 && k == 49:
+				e.Message = "the last one differs"
+			case chunk == 3 && k == 0:
+				e.Roles = []string{"analyst"}
+			}
+			batch = append(batch, e)
+		}
+		if !sharedChunk(batch[:auditRowsPerInsert]) || !sharedChunk(batch[auditRowsPerInsert:2*auditRowsPerInsert]) ||
+			sharedChunk(batch[2*auditRowsPerInsert:3*auditRowsPerInsert]) || sharedChunk(batch[3*auditRowsPerInsert:4*auditRowsPerInsert]) {
+			t.Fatal("the chunks are not shared as the test means them")
+		}
+		if err := s.AppendAudit(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		all := must[[]AuditEntry](t)(s.AuditLog(ctx, p.ID, AuditFilter{Limit: MaxAuditLimit}))
+		if len(all) != len(batch) {
+			t.Fatalf("%d entries, want %d", len(all), len(batch))
+		}
+		for j, e := range all {
+			w := batch[len(batch)-1-j]
+			w.Roles = nonNil(w.Roles)
+			if fmt.Sprintf("%#v", e) != fmt.Sprintf("%#v", w) {
+				t.Errorf("entry %s reads back as\n%#v\nwant\n%#v", w.ID, e, w)
+			}
+		}
+	})
+}
