@@ -2,7 +2,9 @@
 // both faces: the Prometheus registry of the gateway (Metrics), the HTTP
 // middleware that gives every request an id, a log line and its series
 // (Middleware), a slog handler that adds the request id to every record
-// logged with the request's context (LogHandler), the per-identity
+// logged with the request's context (LogHandler), the process's JSON log
+// handler, which writes slog.JSONHandler's bytes without reflection
+// (JSONHandler), the buffered log writer (LogWriter), the per-identity
 // token-bucket rate limit (Limiter), and the deadline on request bodies
 // (BodyDeadline).
 //
