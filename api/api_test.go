@@ -31,7 +31,7 @@ import (
 
 // gateway is a whole gateway on a temporary data dir, served over real HTTP.
 type gateway struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	st    *store.Store
 	key   []byte
@@ -41,7 +41,14 @@ type gateway struct {
 	eng   *engine.Engine
 }
 
-func newGateway(t *testing.T, cfg engine.Config) *gateway {
+func newGateway(t testing.TB, cfg engine.Config) *gateway {
+	t.Helper()
+	return openGateway(t, cfg, false)
+}
+
+// openGateway is newGateway; with audited, the engine writes its audit
+// entries through an audit writer, as the server's does.
+func openGateway(t testing.TB, cfg engine.Config, audited bool) *gateway {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -61,6 +68,11 @@ func newGateway(t *testing.T, cfg engine.Config) *gateway {
 	}
 	cfg.Logger = log
 	cfg.PollInterval = 50 * time.Millisecond
+	if audited {
+		aw := store.NewAuditWriter(st, 0, log)
+		t.Cleanup(func() { _ = aw.Close(context.Background()) })
+		cfg.Audit = aw
+	}
 	eng, err := engine.New(ctx, st, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -3,21 +3,15 @@ package api_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/littlebitlabs/minimal/api"
-	"github.com/littlebitlabs/minimal/auth"
-	"github.com/littlebitlabs/minimal/bootstrap"
+	"github.com/littlebitlabs/minimal/dialects/dialecttest"
 	"github.com/littlebitlabs/minimal/engine"
 	"github.com/littlebitlabs/minimal/store"
 )
@@ -28,9 +22,10 @@ import (
 // allocs/op and B/op are the read road's per request, the HTTP server's
 // own aside.
 func BenchmarkReadByKey(b *testing.B) {
-	dsn := pgDSNB(b)
+	dsn := dialecttest.DSN(b, "MINIMAL_TEST_PG_DSN")
 	ctx := context.Background()
-	g := newGatewayB(b)
+	g := openGateway(b, engine.Config{AcquireTimeout: 5 * time.Second}, true)
+	h := g.srv.Config.Handler // called directly: no listener in the way
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		b.Fatal(err)
@@ -53,7 +48,7 @@ INSERT INTO `+schema+`.items SELECT g, 'item ' || g, g * 1.25, g % 100, g % 2 = 
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		req.Header.Set("LB-Access-Token", g.admin)
 		w := httptest.NewRecorder()
-		g.h.ServeHTTP(w, req)
+		h.ServeHTTP(w, req)
 		return w
 	}
 	// The registration reaches the engine within its poll interval.
@@ -72,57 +67,4 @@ INSERT INTO `+schema+`.items SELECT g, 'item ' || g, g * 1.25, g % 100, g % 2 = 
 			b.Fatal(w.Code)
 		}
 	}
-}
-
-// benchGateway is the part of gateway a benchmark uses: the handler itself,
-// served without a listener.
-type benchGateway struct {
-	st    *store.Store
-	h     http.Handler
-	admin string
-	proj  store.Project
-}
-
-func pgDSNB(b *testing.B) string {
-	dsn := os.Getenv("MINIMAL_TEST_PG_DSN")
-	if dsn == "" {
-		b.Skip("MINIMAL_TEST_PG_DSN is unset")
-	}
-	return dsn
-}
-
-// newGatewayB is newGateway for a benchmark, with an audit writer as the
-// server has, and its handler called directly.
-func newGatewayB(b *testing.B) *benchGateway {
-	ctx := context.Background()
-	dir := b.TempDir()
-	st, err := store.Open(ctx, dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	key, err := auth.SigningKey(ctx, st)
-	if err != nil {
-		b.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ver := auth.NewVerifier(st, key)
-	if _, err := bootstrap.Ensure(ctx, st, dir, key, ver, log); err != nil {
-		b.Fatal(err)
-	}
-	aw := store.NewAuditWriter(st, 0, log)
-	eng, err := engine.New(ctx, st, engine.Config{Logger: log, PollInterval: 50 * time.Millisecond, AcquireTimeout: 5 * time.Second, Audit: aw})
-	if err != nil {
-		b.Fatal(err)
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	go eng.Run(rctx)
-	h := api.New(api.Deps{Engine: eng, Verifier: ver, Store: st, SigningKey: key}, api.Config{Logger: log})
-	b.Cleanup(func() { cancel(); eng.Close(); _ = aw.Close(context.Background()); st.Close() })
-	tok, err := os.ReadFile(dir + "/admin.token")
-	if err != nil {
-		b.Fatal(err)
-	}
-	org, _ := st.Org(ctx, "demo")
-	proj, _ := st.Project(ctx, org.ID, "demo")
-	return &benchGateway{st: st, h: h, admin: strings.TrimSpace(string(tok)), proj: proj}
 }

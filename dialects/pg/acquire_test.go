@@ -2,15 +2,13 @@ package pg_test
 
 import (
 	"context"
-	"net"
 	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/littlebitlabs/minimal/dialects"
+	"github.com/littlebitlabs/minimal/dialects/dialecttest"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/query"
 )
@@ -74,8 +72,10 @@ func TestAcquireAndCallDeadlines(t *testing.T) {
 	})
 
 	t.Run("no answer", func(t *testing.T) {
-		addr := blackhole(t)
-		src := db.open(t, dialects.Config{DSN: "postgres://nobody@" + addr + "/none?sslmode=disable&connect_timeout=30",
+		// A frozen proxy accepts connections and passes nothing.
+		p := dialecttest.StartProxy(t, serverAddr(t, db.dsn))
+		p.Freeze()
+		src := db.open(t, dialects.Config{DSN: "postgres://nobody@" + p.Addr() + "/none?sslmode=disable&connect_timeout=30",
 			AcquireTimeout: 200 * time.Millisecond, StatementTimeout: 30 * time.Second})
 		err, took := timed(func() error { return readAll(src, read) })
 		wantErr(t, err, fault.Unavailable, "no connection within 200ms", took, 180*time.Millisecond, 900*time.Millisecond)
@@ -93,12 +93,12 @@ func TestAcquireAndCallDeadlines(t *testing.T) {
 	})
 
 	t.Run("connection lost", func(t *testing.T) {
-		p := newProxy(t, db.dsn)
-		src := db.open(t, dialects.Config{DSN: p.dsn, MaxConns: 1, AcquireTimeout: 5 * time.Second, StatementTimeout: 100 * time.Millisecond})
+		p := dialecttest.StartProxy(t, serverAddr(t, db.dsn))
+		src := db.open(t, dialects.Config{DSN: viaProxy(t, db.dsn, p.Addr()), MaxConns: 1, AcquireTimeout: 5 * time.Second, StatementTimeout: 100 * time.Millisecond})
 		if err := readAll(src, read); err != nil {
 			t.Fatal(err)
 		}
-		p.freeze()
+		p.Freeze()
 		// The caller's own deadline would end it at 4s.
 		cctx, cancel := context.WithTimeout(ctx, 4*time.Second)
 		defer cancel()
@@ -111,113 +111,29 @@ func TestAcquireAndCallDeadlines(t *testing.T) {
 		})
 		wantErr(t, err, fault.Timeout, "database operation timed out", took, time.Second, 2500*time.Millisecond)
 		// Closed now, src does not wait on the frozen connection.
-		p.close()
+		p.Cut()
 		_ = src.Close()
 	})
 }
 
-// blackhole listens on a local port, accepts connections and never
-// answers; it returns the address.
-func blackhole(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
-// proxy forwards connections to the test server until frozen; then it
-// forwards nothing more in either direction, as a server or network that
-// stopped answering without closing anything.
-type proxy struct {
-	dsn    string
-	frozen atomic.Bool
-	close  func()
-}
-
-func newProxy(t *testing.T, dsn string) *proxy {
+// serverAddr is the host:port of a URL DSN; the test is skipped for a
+// keyword/value DSN.
+func serverAddr(t *testing.T, dsn string) string {
 	t.Helper()
 	u, err := url.Parse(dsn)
 	if err != nil || u.Host == "" {
 		t.Skipf("the test DSN is not a URL with a host: %v", err)
 	}
-	target := u.Host
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return u.Host
+}
+
+// viaProxy is dsn with its host:port replaced by addr.
+func viaProxy(t *testing.T, dsn, addr string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{}
-	u.Host = ln.Addr().String()
-	p.dsn = u.String()
-	var mu sync.Mutex
-	var conns []net.Conn
-	keep := func(c ...net.Conn) {
-		mu.Lock()
-		conns = append(conns, c...)
-		mu.Unlock()
-	}
-	pipe := func(dst, src net.Conn) {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := src.Read(buf)
-			if n > 0 && !p.frozen.Load() {
-				if _, err := dst.Write(buf[:n]); err != nil {
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			keep(c, s)
-			go pipe(s, c)
-			go pipe(c, s)
-		}
-	}()
-	p.close = func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	}
-	t.Cleanup(p.close)
-	return p
+	u.Host = addr
+	return u.String()
 }
-
-func (p *proxy) freeze() { p.frozen.Store(true) }
