@@ -1,8 +1,10 @@
 package observe
 
 import (
+	"bufio"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -33,8 +35,15 @@ func BenchmarkMiddleware(b *testing.B) {
 	}
 }
 
+// discardWriter drops the answer; it has the methods of net/http's
+// HTTP/1 ResponseWriter (Flush, Hijack, ReadFrom).
 type discardWriter struct{ h http.Header }
 
 func (d *discardWriter) Header() http.Header         { return d.h }
 func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (d *discardWriter) WriteHeader(int)             {}
+func (d *discardWriter) Flush()                      {}
+func (d *discardWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return nil, nil, http.ErrNotSupported
+}
+func (d *discardWriter) ReadFrom(r io.Reader) (int64, error) { return io.Copy(io.Discard, r) }
