@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -302,4 +303,22 @@ func TestAuditSharedChunk(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestAuditInsertsAnonymous: the audit INSERTs bind '?' placeholders only.
+// The SQLite driver looks up the name of every parameter it binds, and for
+// a numbered one ($n) that lookup scans every name of the statement: a
+// chunk of numbered ones binds in quadratic time.
+func TestAuditInsertsAnonymous(t *testing.T) {
+	for _, q := range []string{auditInsertOne, auditInsertFull, auditInsertShared} {
+		if strings.ContainsAny(q, "$:@") {
+			t.Errorf("audit INSERT has a named or numbered placeholder: %.120s…", q)
+		}
+		if strings.Count(q, "?") == 0 {
+			t.Errorf("audit INSERT binds nothing: %.120s…", q)
+		}
+	}
+	if n := strings.Count(auditInsertShared, "?"); n != auditShared+5*auditRowsPerInsert {
+		t.Errorf("auditInsertShared binds %d values, want %d", n, auditShared+5*auditRowsPerInsert)
+	}
 }
