@@ -105,3 +105,17 @@ func TestChunkRows(t *testing.T) {
 		t.Fatalf("a plan that fits must come back as is")
 	}
 }
+
+// BenchmarkRenderByKey renders the read of one row by key, every column
+// named: the statement of a REST GET by primary key.
+func BenchmarkRenderByKey(b *testing.B) {
+	plan := &query.Plan{Action: query.Read, Schema: "apibench_1234567890", Table: "items",
+		Columns: []string{"id", "name", "price", "qty", "active", "created", "note", "grp"},
+		Where:   &query.Cond{Column: "id", Op: query.Eq, Args: []any{int64(7)}}, Limit: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := (Dialect{}).Render(plan); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

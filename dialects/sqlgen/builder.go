@@ -91,7 +91,11 @@ func (b *Builder) Stmt() (dialects.Stmt, error) {
 	if err := b.s.MaxArgs.exceeded(len(b.args)); err != nil {
 		return dialects.Stmt{}, err
 	}
-	st := dialects.Stmt{SQL: b.sb.String(), Args: b.args}
+	args := b.args
+	if len(args) == 0 {
+		args = nil // grow's room is no argument
+	}
+	st := dialects.Stmt{SQL: b.sb.String(), Args: args}
 	if b.s.Verify != nil {
 		if err := b.s.Verify(st); err != nil {
 			return dialects.Stmt{}, err
@@ -233,6 +237,7 @@ func (b *Builder) Read(p *query.Plan) {
 		b.Aggregate(p)
 		return
 	}
+	b.grow(p)
 	b.Str("SELECT ")
 	if len(p.Columns) == 0 {
 		// The engine always fills the projection; * is the neutral fallback.
@@ -243,6 +248,23 @@ func (b *Builder) Read(p *query.Plan) {
 	b.Table(p)
 	b.Where(p.Where)
 	b.orderPage(p)
+}
+
+// grow makes room, before a read is written, for its text and a few bound
+// values, so the statement is written without growing its buffer again
+// and again.
+func (b *Builder) grow(p *query.Plan) {
+	n := 64 + len(p.Schema) + len(p.Table)
+	for _, c := range p.Columns {
+		n += len(c) + 4
+	}
+	for _, o := range p.Order {
+		n += len(o.Column) + 8
+	}
+	b.sb.Grow(n)
+	if b.args == nil {
+		b.args = make([]any, 0, 4)
+	}
 }
 
 // orderPage writes a read's ORDER BY and page.
