@@ -105,9 +105,11 @@ func PrincipalFrom(ctx context.Context) *Principal {
 // FromRequest extracts the raw token from LB-Access-Token or an
 // Authorization: Bearer header. Tokens are never read from the URL or cookies.
 func FromRequest(r *http.Request) (string, error) {
-	tok := r.Header.Get(HeaderName)
+	// The map is read by the canonical keys: Header.Get would make the
+	// canonical form of HeaderName anew on every request.
+	tok := headerValue(r.Header, headerKey)
 	if tok == "" {
-		if h := r.Header.Get("Authorization"); h != "" {
+		if h := headerValue(r.Header, "Authorization"); h != "" {
 			scheme, rest, ok := strings.Cut(h, " ")
 			if !ok || !strings.EqualFold(scheme, "Bearer") {
 				return "", fault.New(fault.Unauthenticated, "Authorization header must be 'Bearer <token>'")
@@ -122,6 +124,17 @@ func FromRequest(r *http.Request) (string, error) {
 		return "", fault.New(fault.Unauthenticated, "access token is larger than %d bytes", MaxTokenBytes)
 	}
 	return tok, nil
+}
+
+// headerKey is HeaderName in the canonical form net/http keeps it under.
+var headerKey = http.CanonicalHeaderKey(HeaderName)
+
+// headerValue is h.Get(key) for a key in canonical form.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // SigningKey loads the token signing key from the store, creating it on
