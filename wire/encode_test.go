@@ -933,6 +933,20 @@ func benchStream(b *testing.B, f Format) {
 	}
 }
 
+// BenchmarkJSON1Row is the answer of a read by key: one row of a page.
+func BenchmarkJSON1Row(b *testing.B) {
+	r := benchRows()
+	r.n = 1
+	page := &Page{Number: 0, Size: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.i = 0
+		if _, err := Stream(io.Discard, JSON, r, page); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkJSON100Rows(b *testing.B)   { benchStream(b, JSON) }
 func BenchmarkCSV100Rows(b *testing.B)    { benchStream(b, CSV) }
 func BenchmarkNDJSON100Rows(b *testing.B) { benchStream(b, NDJSON) }

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/littlebitlabs/minimal/dialects"
 )
@@ -318,31 +318,24 @@ func (c *compactor) number() bool {
 
 // jsonEncoder writes json (with the envelope) and ndjson (without).
 type jsonEncoder struct {
-	// keys[i] opens the i-th member: `{"name":` for the first, `,"name":`
-	// for the others. They are slices of one string, and keys of small
-	// (the encoder's own memory) when there are few columns: a result of
-	// few columns (a row by key) takes two allocations, not one per column.
-	keys     []string
+	// keys[ends[i-1]:ends[i]] opens the i-th member: `{"name":` for the
+	// first, `,"name":` for the others.
+	keys     []byte
+	ends     []int
 	envelope bool
-	small    [smallCols]string
 }
 
-// smallCols is how many columns an encoder keeps its keys for in itself.
-const smallCols = 16
+// jsonEncoders keeps encoders, with the memory of their keys, for the
+// next result (Stream puts each back once it has written its rows).
+var jsonEncoders = sync.Pool{New: func() any { return new(jsonEncoder) }}
+
+// maxPooledKeys bounds the keys of an encoder kept for reuse.
+const maxPooledKeys = 4 << 10
 
 func newJSONEncoder(cols []dialects.Column, envelope bool) *jsonEncoder {
-	e := &jsonEncoder{envelope: envelope}
-	if len(cols) <= smallCols {
-		e.keys = e.small[:len(cols)]
-	} else {
-		e.keys = make([]string, len(cols))
-	}
-	n := 0
-	for _, c := range cols {
-		n += len(c.Name) + 4
-	}
-	b := make([]byte, 0, n)
-	ends := make([]int, 0, smallCols)
+	e := jsonEncoders.Get().(*jsonEncoder)
+	e.envelope = envelope
+	b, ends := e.keys[:0], e.ends[:0]
 	for i, c := range cols {
 		if i == 0 {
 			b = append(b, '{')
@@ -353,14 +346,24 @@ func newJSONEncoder(cols []dialects.Column, envelope bool) *jsonEncoder {
 		b = append(b, ':')
 		ends = append(ends, len(b))
 	}
-	// b is not written again: its bytes are the string's.
-	all := unsafe.String(unsafe.SliceData(b), len(b))
-	start := 0
-	for i, end := range ends {
-		e.keys[i] = all[start:end]
-		start = end
-	}
+	e.keys, e.ends = b, ends
 	return e
+}
+
+// release puts e back for another result; e is not used again.
+func (e *jsonEncoder) release() {
+	if cap(e.keys) <= maxPooledKeys {
+		jsonEncoders.Put(e)
+	}
+}
+
+// key is the text that opens the j-th member.
+func (e *jsonEncoder) key(j int) []byte {
+	start := 0
+	if j > 0 {
+		start = e.ends[j-1]
+	}
+	return e.keys[start:e.ends[j]]
 }
 
 func (e *jsonEncoder) begin(dst []byte) []byte {
@@ -378,7 +381,7 @@ func (e *jsonEncoder) row(dst []byte, i int64, vals []any) []byte {
 		dst = append(dst, '{')
 	}
 	for j, v := range vals {
-		dst = append(dst, e.keys[j]...)
+		dst = append(dst, e.key(j)...)
 		dst = appendJSON(dst, v, 0)
 	}
 	dst = append(dst, '}')

@@ -76,6 +76,9 @@ func Stream(w io.Writer, f Format, rows dialects.Rows, page *Page) (int64, error
 	if err != nil {
 		return 0, err
 	}
+	if je, ok := enc.(*jsonEncoder); ok {
+		defer je.release()
+	}
 	bp := bufPool.Get().(*[]byte)
 	buf := (*bp)[:0]
 	defer func() {
