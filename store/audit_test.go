@@ -2,12 +2,15 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/littlebitlabs/minimal/fault"
+	"github.com/littlebitlabs/minimal/migrations"
 )
 
 func auditEntry(project, identity, object, action, outcome string, at time.Time) AuditEntry {
@@ -321,4 +324,115 @@ func TestAuditInsertsAnonymous(t *testing.T) {
 	if n := strings.Count(auditInsertShared, "?"); n != auditShared+5*auditRowsPerInsert {
 		t.Errorf("auditInsertShared binds %d values, want %d", n, auditShared+5*auditRowsPerInsert)
 	}
+}
+
+// TestAuditKeyMigration: 0008_audit_key rebuilds audit_log keyed by
+// (project_id, id) with one index in all, and keeps every row: each
+// project's log reads back whole, newest first, page by page, and the
+// filters find what they found.
+func TestAuditKeyMigration(t *testing.T) {
+	eachBackend(t, func(t *testing.T) {
+		t.Setenv(EnvMasterKey, "")
+		ctx := t.Context()
+		dir := t.TempDir()
+		i := slices.IndexFunc(migrations.All(), func(m migrations.Migration) bool { return m.Name == "audit_key" })
+		if i < 0 {
+			t.Fatal("no migration audit_key")
+		}
+
+		// The control plane as it was: the migrations before, and audit rows
+		// of two projects.
+		db := rawDB(t, dir)
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.ExecContext(ctx, `CREATE TABLE schema_migrations (
+    version    INTEGER NOT NULL PRIMARY KEY,
+    name       TEXT    NOT NULL,
+    applied_at BIGINT  NOT NULL
+)`); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range migrations.All()[:i] {
+			if err := applyMigration(ctx, conn, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		base := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+		byProject := map[string][]AuditEntry{}
+		for k := range 130 {
+			project, who, action, outcome := "p1", "alice", "read", "ok"
+			if k%3 == 0 {
+				project = "p2"
+			}
+			if k%4 == 0 {
+				who, action, outcome = "bob", "create", "FORBIDDEN"
+			}
+			e := auditEntry(project, who, fmt.Sprint("pg/public/t", k%2), action, outcome, base.Add(time.Duration(k)*time.Second))
+			e.ID, e.Rows, e.RequestID, e.Duration = must[string](t)(newID()), int64(k), fmt.Sprint("req-", k), time.Duration(1000+k)
+			if k%5 == 0 {
+				e.Roles, e.Message = []string{}, "no"
+			}
+			roles := must[[]byte](t)(json.Marshal(e.Roles))
+			if _, err := conn.ExecContext(ctx, auditInsertOne, e.ID, e.At.UnixNano(), e.ProjectID, e.IdentityID, e.Identity, string(roles),
+				e.Face, e.Object, e.Action, e.Rows, e.Outcome, e.Message, e.RequestID, int64(e.Duration)); err != nil {
+				t.Fatal(err)
+			}
+			byProject[project] = append(byProject[project], e)
+		}
+		conn.Close()
+
+		s := openStore(t, dir)
+		for project, entries := range byProject {
+			var seen []AuditEntry
+			for before := ""; ; {
+				page := must[[]AuditEntry](t)(s.AuditLog(ctx, project, AuditFilter{Limit: 17, Before: before}))
+				if len(page) == 0 {
+					break
+				}
+				seen = append(seen, page...)
+				before = page[len(page)-1].ID
+			}
+			if len(seen) != len(entries) {
+				t.Fatalf("%s: %d entries after the migration, want %d", project, len(seen), len(entries))
+			}
+			for j, e := range seen {
+				if w := entries[len(entries)-1-j]; fmt.Sprintf("%#v", e) != fmt.Sprintf("%#v", w) {
+					t.Errorf("%s: entry %d reads back as\n%#v\nwant\n%#v", project, j, e, w)
+				}
+			}
+			for _, f := range []AuditFilter{
+				{Identity: "bob"}, {Action: "read"}, {Outcome: "error"}, {Object: "pg/public/t1"},
+				{Since: base.Add(40 * time.Second), Until: base.Add(90 * time.Second)}, {Before: entries[len(entries)/2].ID},
+			} {
+				f.Limit = MaxAuditLimit
+				var want []string
+				for _, e := range slices.Backward(entries) {
+					if (f.Identity == "" || e.Identity == f.Identity) && (f.Action == "" || e.Action == f.Action) &&
+						(f.Outcome == "" || e.Outcome != "ok") && (f.Object == "" || e.Object == f.Object) &&
+						(f.Since.IsZero() || !e.At.Before(f.Since)) && (f.Until.IsZero() || e.At.Before(f.Until)) &&
+						(f.Before == "" || e.ID < f.Before) {
+						want = append(want, e.ID)
+					}
+				}
+				var got []string
+				for _, e := range must[[]AuditEntry](t)(s.AuditLog(ctx, project, f)) {
+					got = append(got, e.ID)
+				}
+				if !slices.Equal(got, want) || len(want) == 0 {
+					t.Errorf("%s %+v: %d entries %v, want %d %v", project, f, len(got), got, len(want), want)
+				}
+			}
+		}
+
+		indexes := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit_log'`
+		if onPostgres() {
+			indexes = `SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'audit_log'`
+		}
+		var n int
+		if err := rawDB(t, dir).QueryRowContext(ctx, indexes).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("audit_log has %d indexes (%v), want 1: its key", n, err)
+		}
+	})
 }
