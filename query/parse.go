@@ -46,13 +46,15 @@ func invalid(format string, args ...any) *fault.Error {
 // ps and pg; deletes ignore them; updates take set=col.value parameters.
 func FromParams(action Action, params url.Values, lim Limits) (*Plan, error) {
 	p := &Plan{Action: action}
-	names := make([]string, 0, len(params))
+	var nameBuf [8]string // a request's names, without an allocation when few
+	names := nameBuf[:0]
 	for k := range params {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 
-	var where And
+	var whereBuf [4]Expr
+	where := whereBuf[:0]
 	for _, name := range names {
 		vals := params[name]
 		switch name {
@@ -126,7 +128,7 @@ func FromParams(action Action, params url.Values, lim Limits) (*Plan, error) {
 	case 1:
 		p.Where = where[0]
 	default:
-		p.Where = where
+		p.Where = append(And(nil), where...)
 	}
 
 	if action == Read {
@@ -274,7 +276,8 @@ func ParseFilter(column, raw string) (Expr, error) {
 	if !known {
 		return nil, invalid("filter %q: unknown operator %q", column, opName)
 	}
-	c := &Cond{Column: column, Op: op}
+	cv := &condValue{Cond: Cond{Column: column, Op: op}}
+	c := &cv.Cond
 	switch opName {
 	case "is":
 		switch strings.ToLower(value) {
@@ -319,18 +322,31 @@ func ParseFilter(column, raw string) (Expr, error) {
 		case "rli":
 			pat = pat + "%"
 		}
-		c.Args = []any{pat}
+		c.Args = cv.one(pat)
 	default:
 		v, err := unquoteOne(column, value)
 		if err != nil {
 			return nil, err
 		}
-		c.Args = []any{v}
+		c.Args = cv.one(v)
 	}
 	if negate {
 		return Not{X: c}, nil
 	}
 	return c, nil
+}
+
+// condValue is a condition with room for one value, so that a filter of
+// one value is one allocation (and its value's).
+type condValue struct {
+	Cond
+	arg [1]any
+}
+
+// one makes v the condition's only value and returns its Args.
+func (cv *condValue) one(v any) []any {
+	cv.arg[0] = v
+	return cv.arg[:1:1]
 }
 
 // LikePattern turns a filter pattern, where * is the wildcard and \* a

@@ -245,3 +245,14 @@ func FuzzParseMask(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkFromParams parses the parameters of a read of one row by key.
+func BenchmarkFromParams(b *testing.B) {
+	params := url.Values{"ps": {"1"}, "pg": {"0"}, "id": {"eq.7"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := FromParams(Read, params, Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
