@@ -100,14 +100,34 @@ func (e *Engine) estimate(ctx context.Context, p *auth.Principal, plan *query.Pl
 	return n, err == nil, err
 }
 
+// condCopy is a copy of a condition with room for one value: a condition
+// of at most one value (most of them) is copied in one allocation.
+type condCopy struct {
+	c   query.Cond
+	arg [1]any
+}
+
+// copyCond copies x into cc and returns the copy.
+func copyCond(cc *condCopy, x *query.Cond) *query.Cond {
+	cc.c = *x
+	switch len(x.Args) {
+	case 0:
+		cc.c.Args = nil
+	case 1:
+		cc.arg[0] = x.Args[0]
+		cc.c.Args = cc.arg[:1:1]
+	default:
+		cc.c.Args = append([]any(nil), x.Args...)
+	}
+	return &cc.c
+}
+
 // cloneExpr copies an expression and its conditions, so that validating
 // one plan (which coerces values in place) leaves the other as parsed.
 func cloneExpr(e query.Expr) query.Expr {
 	switch x := e.(type) {
 	case *query.Cond:
-		c := *x
-		c.Args = append([]any(nil), x.Args...)
-		return &c
+		return copyCond(new(condCopy), x)
 	case query.Not:
 		return query.Not{X: cloneExpr(x.X)}
 	case query.And:

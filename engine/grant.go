@@ -34,8 +34,10 @@ type grant struct {
 func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.Plan, object string, tr *Explanation) (*grant, error) {
 	ag, err := e.authz.Authorize(p.Subject(), object, plan.Action)
 	var ref *permissions.Refused
-	if err != nil && !errors.As(err, &ref) {
-		return nil, err
+	if err != nil {
+		if ref = asRefused(err); ref == nil {
+			return nil, err
+		}
 	}
 	if ref != nil && ref.Gate == permissions.GateHidden {
 		tr.gate("visibility", "hidden", "%s", ref.Detail)
@@ -83,6 +85,17 @@ func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.P
 	g.scope = ag.Scope
 	tr.gate("3 row scope", "pass", "rows limited to %s", query.Format(ag.Scope))
 	return g, nil
+}
+
+// asRefused is the refusal err holds, or nil. A function of its own, so
+// that an authorization without error does not allocate errors.As's
+// target.
+func asRefused(err error) *permissions.Refused {
+	var ref *permissions.Refused
+	if errors.As(err, &ref) {
+		return ref
+	}
+	return nil
 }
 
 // gateNames are the gates as `policy explain` names them.

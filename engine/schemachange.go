@@ -23,14 +23,25 @@ func (e *Engine) schemaChanged(ctx context.Context, p *auth.Principal, plan *que
 // copy (which expands, coerces and scopes it in place) leaves the other as
 // the caller gave it.
 func clonePlan(p *query.Plan) *query.Plan {
-	c := *p
+	// The plan and the copy of a lone condition (a read by key) are one
+	// allocation.
+	pc := new(struct {
+		plan  query.Plan
+		where condCopy
+	})
+	c := &pc.plan
+	*c = *p
 	c.Columns = slices.Clone(p.Columns)
 	c.Order = slices.Clone(p.Order)
 	c.Aggregates = slices.Clone(p.Aggregates)
 	c.GroupBy = slices.Clone(p.GroupBy)
-	c.Where = cloneExpr(p.Where)
+	if x, ok := p.Where.(*query.Cond); ok {
+		c.Where = copyCond(&pc.where, x)
+	} else {
+		c.Where = cloneExpr(p.Where)
+	}
 	c.Having = cloneExpr(p.Having)
-	return &c
+	return c
 }
 
 // forget drops the source's cached tables: the next call reads them again.
