@@ -135,16 +135,17 @@ func (s *Source) Dialect() dialects.Dialect { return Dialect{} }
 
 // Ping checks that a connection can be had and answers.
 func (s *Source) Ping(ctx context.Context) error {
-	ctx, conn, done, err := s.acquireBound(ctx)
+	ctx, conn, l, err := s.acquireBound(ctx)
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer l.done()
 	return s.err(ctx, conn.Ping(ctx))
 }
 
 // acquireBound bounds a call (bound) and takes a connection for it,
-// waiting at most the acquire timeout (acquire); done releases both.
+// waiting at most the acquire timeout (acquire); the lease's done
+// releases both.
 //
 // With an acquire timeout, one timer serves both bounds (a call): it ends
 // the wait for a connection at the acquire timeout and, once the
@@ -152,7 +153,7 @@ func (s *Source) Ping(ctx context.Context) error {
 // timeout and its grace from the call's start, which is when bound's
 // deadline would end it. Two contexts with a timer each, one made and
 // dropped for every acquisition, cost a request of a few microseconds more.
-func (s *Source) acquireBound(ctx context.Context) (context.Context, *pgxpool.Conn, func(), error) {
+func (s *Source) acquireBound(ctx context.Context) (context.Context, *pgxpool.Conn, *lease, error) {
 	if s.acquireTimeout <= 0 {
 		ctx, cancel := s.bound(ctx)
 		conn, err := s.acquire(ctx)
@@ -160,10 +161,7 @@ func (s *Source) acquireBound(ctx context.Context) (context.Context, *pgxpool.Co
 			cancel()
 			return nil, nil, nil, err
 		}
-		return ctx, conn, func() {
-			conn.Release()
-			cancel()
-		}, nil
+		return ctx, conn, &lease{conn: conn, cancel: cancel}, nil
 	}
 	start := time.Now()
 	// The wait ends at the acquire timeout, or at the call's deadline
@@ -198,20 +196,34 @@ func (s *Source) acquireBound(ctx context.Context) (context.Context, *pgxpool.Co
 		} else {
 			bctx, cancel = context.WithDeadline(ctx, deadline)
 		}
-		return bctx, conn, func() {
-			conn.Release()
-			cancel()
-		}, nil
+		return bctx, conn, &lease{conn: conn, cancel: cancel}, nil
 	}
 	if err != nil {
 		c.cancel(nil)
 		return nil, nil, nil, s.acquireErr(ctx, err, false)
 	}
 	c.setDeadline(deadline)
-	return c, conn, func() {
-		conn.Release()
-		c.end()
-	}, nil
+	c.lease = lease{conn: conn, call: c}
+	return c, conn, &c.lease, nil
+}
+
+// lease is a connection taken for a call and the call's bound; done gives
+// both back.
+type lease struct {
+	conn *pgxpool.Conn
+	// call bounds the call when one timer serves both bounds; else cancel
+	// ends the call's context.
+	call   *call
+	cancel context.CancelFunc
+}
+
+func (l *lease) done() {
+	l.conn.Release()
+	if l.call != nil {
+		l.call.end()
+	} else {
+		l.cancel()
+	}
 }
 
 // acquire takes a connection from the pool, waiting at most the acquire
@@ -263,6 +275,9 @@ type call struct {
 	cancel          context.CancelCauseFunc
 	timer           *time.Timer
 	deadline        atomic.Int64 // Unix nanoseconds
+	// lease is the call's once it has its connection, in the call's
+	// memory.
+	lease lease
 }
 
 // newCall makes the call context of ctx ending at deadline.
@@ -413,11 +428,11 @@ ORDER BY c.relname, a.attnum`
 
 // Tables introspects the schema from pg_catalog.
 func (s *Source) Tables(ctx context.Context) ([]dialects.Table, error) {
-	ctx, conn, done, err := s.acquireBound(ctx)
+	ctx, conn, l, err := s.acquireBound(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	defer l.done()
 	rows, err := conn.Query(ctx, tablesSQL, s.schema)
 	if err != nil {
 		return nil, s.err(ctx, err)
@@ -501,7 +516,7 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	if err != nil {
 		return nil, err
 	}
-	ctx, conn, done, err := s.acquireBound(ctx)
+	ctx, conn, l, err := s.acquireBound(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -513,12 +528,12 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	}
 	r, err := s.query(ctx, conn, st, opts...)
 	if err != nil {
-		done()
+		l.done()
 		return nil, err
 	}
 	// The deadline covers reading the rows; the connection goes back when
 	// they close.
-	r.release = done
+	r.release = l
 	return r, nil
 }
 
@@ -676,7 +691,7 @@ type rows struct {
 	vals []any
 	err  error
 	// release returns the connection of a read to the pool on Close.
-	release func()
+	release *lease
 
 	// peeked is set while the first row, fetched by query, is unread;
 	// hasRow tells whether there was one.
@@ -737,7 +752,7 @@ func (r *rows) Close() error {
 	r.rows.Close()
 	err := r.Err()
 	if r.release != nil {
-		r.release()
+		r.release.done()
 		r.release = nil
 	}
 	return err
@@ -877,11 +892,11 @@ func (s *Source) CheckValues(ctx context.Context, t *dialects.Table, tests []dia
 	if err != nil {
 		return nil, err
 	}
-	ctx, conn, done, err := s.acquireBound(ctx)
+	ctx, conn, l, err := s.acquireBound(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	defer l.done()
 	rs, err := conn.Query(ctx, st.SQL, st.Args...)
 	if err != nil {
 		return nil, s.err(ctx, err)
