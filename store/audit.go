@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -20,7 +21,8 @@ import (
 // found on the request's log lines.
 type AuditEntry struct {
 	// ID is a time-ordered UUID, set by the store (or by the AuditWriter
-	// when the entry is queued) when empty.
+	// when the entry is queued) when empty: a version 7 UUID of At, or of
+	// a moment after the id made before it (see idSeq).
 	ID string
 	// At is when the operation started (UTC).
 	At time.Time
@@ -155,11 +157,7 @@ func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
 	}
 	for i := range entries {
 		if entries[i].ID == "" {
-			id, err := newID()
-			if err != nil {
-				return err
-			}
-			entries[i].ID = id
+			entries[i].ID = auditIDs.next(entries[i].At)
 		}
 	}
 	// Prepared before the transaction begins (see hotQueries).
@@ -331,6 +329,61 @@ func (s *Store) LiveSessions(ctx context.Context, at time.Time) (int64, error) {
 	return n, nil
 }
 
+// auditIDs makes the ids of audit entries.
+var auditIDs idSeq
+
+// idSeq makes version 7 UUIDs (RFC 9562) that sort in the order it makes
+// them: the time of an id is the millisecond of the time it is given, and
+// its 12 bits after the version the fraction of that millisecond in
+// 1/4096ths; an id that would not sort after the one made before it is
+// made 1/4096 ms after that one. The 62 bits after the variant are random
+// (math/rand/v2: ChaCha8 seeded by the system). Given the entry's time, an
+// id costs neither a clock reading nor a system call: about a fifth of
+// newID.
+type idSeq struct {
+	last atomic.Int64 // the time of the last id: ms<<12 | fraction
+}
+
+const hexDigits = "0123456789abcdef"
+
+// next returns a new id of time at (of now when at is zero).
+func (q *idSeq) next(at time.Time) string {
+	if at.IsZero() {
+		at = time.Now()
+	}
+	ns := at.UnixNano()
+	t := ns/1e6<<12 | ns%1e6*4096/1e6
+	for {
+		last := q.last.Load()
+		n := max(t, last+1)
+		if q.last.CompareAndSwap(last, n) {
+			t = n
+			break
+		}
+	}
+	hi := uint64(t>>12)<<16 | 0x7000 | uint64(t&0xfff) // unix_ts_ms, ver, rand_a
+	lo := rand.Uint64()>>2 | 1<<63                     // var, rand_b
+	var b [36]byte
+	hexInto(b[0:8], hi>>32)
+	b[8] = '-'
+	hexInto(b[9:13], hi>>16)
+	b[13] = '-'
+	hexInto(b[14:18], hi)
+	b[18] = '-'
+	hexInto(b[19:23], lo>>48)
+	b[23] = '-'
+	hexInto(b[24:36], lo)
+	return string(b[:])
+}
+
+// hexInto writes the low 4×len(b) bits of v into b as lower-case hex.
+func hexInto(b []byte, v uint64) {
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = hexDigits[v&0xf]
+		v >>= 4
+	}
+}
+
 // Defaults of the AuditWriter.
 const (
 	DefaultAuditQueue = 10000
@@ -394,9 +447,7 @@ func (w *AuditWriter) Record(e AuditEntry) bool {
 		return false
 	}
 	if e.ID == "" {
-		if id, err := newID(); err == nil {
-			e.ID = id // queued order is time order: ids sort as entries came
-		}
+		e.ID = auditIDs.next(e.At) // ids sort as entries came
 	}
 	select {
 	case w.q <- e:

@@ -2,13 +2,16 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/migrations"
 )
@@ -435,4 +438,57 @@ func TestAuditKeyMigration(t *testing.T) {
 			t.Fatalf("audit_log has %d indexes (%v), want 1: its key", n, err)
 		}
 	})
+}
+
+// TestIDSeq: audit ids are version 7 UUIDs of the time given, each sorting
+// after the one made before it, also for a time not after the last; ids
+// made at once by many goroutines are distinct.
+func TestIDSeq(t *testing.T) {
+	var q idSeq
+	at := time.Date(2025, 12, 2, 1, 2, 3, 456789012, time.UTC)
+	prev := ""
+	for k, a := range []time.Time{at, at, at.Add(-time.Hour), at.Add(time.Millisecond), {}, at} {
+		id := q.next(a)
+		u, err := uuid.Parse(id)
+		if err != nil || u.Version() != 7 || u.Variant() != uuid.RFC4122 || u.String() != id {
+			t.Fatalf("id %d %q: %v, version %d, variant %v", k, id, err, u.Version(), u.Variant())
+		}
+		if id <= prev {
+			t.Fatalf("id %d %s does not sort after %s", k, id, prev)
+		}
+		prev = id
+		ms := time.UnixMilli(int64(binary.BigEndian.Uint64(u[:8]) >> 16))
+		switch k {
+		case 0, 3:
+			if !ms.Equal(a.Truncate(time.Millisecond)) {
+				t.Errorf("id %d %s is of %v, want %v", k, id, ms, a)
+			}
+		case 4:
+			if d := time.Since(ms); d < 0 || d > time.Minute {
+				t.Errorf("id %d %s of no time is of %v, not now", k, id, ms)
+			}
+		}
+	}
+	ids := make([][]string, 8)
+	var wg sync.WaitGroup
+	for g := range ids {
+		wg.Go(func() {
+			for range 1000 {
+				ids[g] = append(ids[g], q.next(at))
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for _, g := range ids {
+		if !slices.IsSorted(g) {
+			t.Error("a goroutine's ids do not sort in the order made")
+		}
+		for _, id := range g {
+			if seen[id] {
+				t.Fatalf("id %s made twice", id)
+			}
+			seen[id] = true
+		}
+	}
 }
