@@ -78,32 +78,55 @@ const auditCols = `id, at, project_id, identity_id, identity, roles, face, objec
 // under the limits of SQLite (32766) and PostgreSQL (65535).
 const auditRowsPerInsert = 50
 
-// auditInsertFull and auditInsertOne are the prepared INSERTs of
-// AppendAudit: a full chunk of auditRowsPerInsert rows, and one row for the
-// rest of a batch. Both are prepared once per connection (prepared.go):
-// parsing a 50-row INSERT cost about a third of writing it.
-var (
-	auditInsertOne  = auditInsert(1)
-	auditInsertFull = auditInsert(auditRowsPerInsert)
-)
+// auditChunks are the prepared INSERTs of AppendAudit, by chunk size,
+// largest first: a batch is written in chunks of auditRowsPerInsert rows,
+// and its rest in at most one chunk of each smaller size, a power of two
+// (49 rows: 32 + 16 + 1, three statements rather than 49 of one row). Each
+// is prepared once per connection (prepared.go): parsing a 50-row INSERT
+// cost about a third of writing it.
+var auditChunks = auditChunksOf(auditRowsPerInsert, 32, 16, 8, 4, 2, 1)
 
-// auditInsertShared is the INSERT of a full chunk whose rows share their
+// auditChunk is the INSERT of n audit rows, and the INSERT of n rows that
+// share their principal, face, object, action and outcome ("" for one row).
+type auditChunk struct {
+	n              int
+	insert, shared string
+}
+
+// auditChunkFor is the largest chunk of at most n rows (n > 0).
+func auditChunkFor(n int) *auditChunk {
+	i := 0
+	for auditChunks[i].n > n {
+		i++
+	}
+	return &auditChunks[i]
+}
+
+func auditChunksOf(sizes ...int) []auditChunk {
+	cs := make([]auditChunk, len(sizes))
+	for i, n := range sizes {
+		cs[i] = auditChunk{n: n, insert: auditInsert(n)}
+		if n > 1 {
+			cs[i].shared = auditInsertSharing(n)
+		}
+	}
+	return cs
+}
+
+// auditInsertSharing is the INSERT of a chunk whose rows share their
 // principal, face, object, action and outcome (the common chunk: a busy
 // caller's reads): those values are bound once for the chunk, in a one-row
 // SELECT joined to the VALUES of the rows, and each row binds only its own
 // five (id, at, rows_count, request_id, duration_ns). Binding a text value
-// costs the SQLite driver a C allocation and a copy: the chunk binds 259
-// values, 109 of them text, rather than 700 and 550. Its placeholders are
-// all '?': the SQLite driver looks up the name of every parameter it binds,
-// and a numbered one ($n) costs a scan of all the statement's names. The
-// CASTs type the integers of the VALUES for PostgreSQL; the columns of a
-// VALUES list are named column1, column2, … on both.
-var auditInsertShared = auditInsertSharing(auditRowsPerInsert)
-
-// auditShared is how many values the rows of auditInsertShared share.
+// costs the SQLite driver a C allocation and a copy: a chunk of 50 binds
+// 259 values, 109 of them text, rather than 700 and 550. Its placeholders
+// are all '?': the SQLite driver looks up the name of every parameter it
+// binds, and a numbered one ($n) costs a scan of all the statement's
+// names. The CASTs type the integers of the VALUES for PostgreSQL; the
+// columns of a VALUES list are named column1, column2, … on both.
+// auditShared is how many values the rows of auditInsertSharing share.
 const auditShared = 9
 
-// auditInsertSharing is auditInsertShared for n rows.
 func auditInsertSharing(n int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO audit_log (` + auditCols + `)
@@ -121,7 +144,7 @@ CROSS JOIN (VALUES `)
 }
 
 // sharedChunk reports whether the entries share every value
-// auditInsertShared binds once.
+// auditInsertSharing binds once.
 func sharedChunk(es []AuditEntry) bool {
 	f := &es[0]
 	for i := 1; i < len(es); i++ {
@@ -161,12 +184,13 @@ func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
 		}
 	}
 	// Prepared before the transaction begins (see hotQueries).
-	if len(entries) >= auditRowsPerInsert {
-		_, _ = s.stmt(ctx, auditInsertFull)
-		_, _ = s.stmt(ctx, auditInsertShared)
-	}
-	if len(entries)%auditRowsPerInsert != 0 {
-		_, _ = s.stmt(ctx, auditInsertOne)
+	for rest := len(entries); rest > 0; {
+		c := auditChunkFor(rest)
+		_, _ = s.stmt(ctx, c.insert)
+		if c.shared != "" {
+			_, _ = s.stmt(ctx, c.shared)
+		}
+		rest %= c.n
 	}
 	return s.record(ctx, "store: append audit log", func(tx *sql.Tx) error {
 		p := prepared{s, tx}
@@ -178,13 +202,11 @@ func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
 		var lastText any
 		var project, identityID, identity, face, object, action, outcome boxed
 		for start := 0; start < len(entries); {
-			n, query := auditRowsPerInsert, auditInsertFull
-			if len(entries)-start < auditRowsPerInsert {
-				n, query = 1, auditInsertOne
-			}
+			c := auditChunkFor(len(entries) - start)
+			n := c.n
 			args = args[:0]
 			chunk := entries[start : start+n]
-			if n == auditRowsPerInsert && sharedChunk(chunk) {
+			if c.shared != "" && sharedChunk(chunk) {
 				e := &chunk[0]
 				roles, err := json.Marshal(nonNil(e.Roles))
 				if err != nil {
@@ -195,7 +217,7 @@ func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
 					e := &chunk[i]
 					args = append(args, e.ID, e.At.UnixNano(), e.Rows, e.RequestID, int64(e.Duration))
 				}
-				if _, err := p.ExecContext(ctx, auditInsertShared, args...); err != nil {
+				if _, err := p.ExecContext(ctx, c.shared, args...); err != nil {
 					return err
 				}
 				start += n
@@ -212,7 +234,7 @@ func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
 				args = append(args, e.ID, e.At.UnixNano(), project.of(e.ProjectID), identityID.of(e.IdentityID), identity.of(e.Identity), lastText,
 					face.of(e.Face), object.of(e.Object), action.of(e.Action), e.Rows, outcome.of(e.Outcome), e.Message, e.RequestID, int64(e.Duration))
 			}
-			if _, err := p.ExecContext(ctx, query, args...); err != nil {
+			if _, err := p.ExecContext(ctx, c.insert, args...); err != nil {
 				return err
 			}
 			start += n

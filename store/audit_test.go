@@ -260,7 +260,7 @@ func TestAuditValuesPerRow(t *testing.T) {
 
 // TestAuditSharedChunk: a chunk of entries that share their principal,
 // face, object, action, outcome and message is written with those values
-// bound once (auditInsertShared); every row reads back as it was given,
+// bound once (auditInsertSharing); every row reads back as it was given,
 // beside chunks that share all but one value (written row by row of
 // values) and a batch's rest.
 func TestAuditSharedChunk(t *testing.T) {
@@ -316,16 +316,18 @@ func TestAuditSharedChunk(t *testing.T) {
 // a numbered one ($n) that lookup scans every name of the statement: a
 // chunk of numbered ones binds in quadratic time.
 func TestAuditInsertsAnonymous(t *testing.T) {
-	for _, q := range []string{auditInsertOne, auditInsertFull, auditInsertShared} {
-		if strings.ContainsAny(q, "$:@") {
-			t.Errorf("audit INSERT has a named or numbered placeholder: %.120s…", q)
+	for _, c := range auditChunks {
+		for _, q := range []string{c.insert, c.shared} {
+			if strings.ContainsAny(q, "$:@") {
+				t.Errorf("audit INSERT has a named or numbered placeholder: %.120s…", q)
+			}
 		}
-		if strings.Count(q, "?") == 0 {
-			t.Errorf("audit INSERT binds nothing: %.120s…", q)
+		if n := strings.Count(c.insert, "?"); n != 14*c.n {
+			t.Errorf("the INSERT of %d rows binds %d values, want %d", c.n, n, 14*c.n)
 		}
-	}
-	if n := strings.Count(auditInsertShared, "?"); n != auditShared+5*auditRowsPerInsert {
-		t.Errorf("auditInsertShared binds %d values, want %d", n, auditShared+5*auditRowsPerInsert)
+		if n := strings.Count(c.shared, "?"); c.n > 1 && n != auditShared+5*c.n {
+			t.Errorf("the shared INSERT of %d rows binds %d values, want %d", c.n, n, auditShared+5*c.n)
+		}
 	}
 }
 
@@ -378,7 +380,7 @@ func TestAuditKeyMigration(t *testing.T) {
 				e.Roles, e.Message = []string{}, "no"
 			}
 			roles := must[[]byte](t)(json.Marshal(e.Roles))
-			if _, err := conn.ExecContext(ctx, auditInsertOne, e.ID, e.At.UnixNano(), e.ProjectID, e.IdentityID, e.Identity, string(roles),
+			if _, err := conn.ExecContext(ctx, auditInsert(1), e.ID, e.At.UnixNano(), e.ProjectID, e.IdentityID, e.Identity, string(roles),
 				e.Face, e.Object, e.Action, e.Rows, e.Outcome, e.Message, e.RequestID, int64(e.Duration)); err != nil {
 				t.Fatal(err)
 			}
