@@ -494,3 +494,47 @@ func TestIDSeq(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditBatchSizes: batches of every size up to two full chunks, rows
+// sharing their values or not, are written whole: each row once, as given.
+func TestAuditBatchSizes(t *testing.T) {
+	eachBackend(t, func(t *testing.T) {
+		s, _ := newStore(t)
+		ctx := t.Context()
+		_, p, _ := tenant(t, s, "bsz")
+		base := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+		var all []AuditEntry
+		for n := 1; n <= 2*auditRowsPerInsert+1; n++ {
+			batch := make([]AuditEntry, n)
+			for i := range batch {
+				k := len(all) + i
+				batch[i] = auditEntry(p.ID, "alice", "pg/public/t", "read", "ok", base.Add(time.Duration(k)*time.Millisecond))
+				batch[i].Rows, batch[i].RequestID = int64(k), fmt.Sprint("req-", k)
+				if n%2 == 0 && i == n/2 {
+					batch[i].Identity = "bob" // not shared
+				}
+			}
+			if err := s.AppendAudit(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, batch...)
+		}
+		var got []AuditEntry
+		for before := ""; ; {
+			page := must[[]AuditEntry](t)(s.AuditLog(ctx, p.ID, AuditFilter{Limit: MaxAuditLimit, Before: before}))
+			if len(page) == 0 {
+				break
+			}
+			got = append(got, page...)
+			before = page[len(page)-1].ID
+		}
+		if len(got) != len(all) {
+			t.Fatalf("%d entries stored, want %d", len(got), len(all))
+		}
+		for j, e := range got {
+			if w := all[len(all)-1-j]; fmt.Sprintf("%#v", e) != fmt.Sprintf("%#v", w) {
+				t.Fatalf("entry %d reads back as\n%#v\nwant\n%#v", len(all)-1-j, e, w)
+			}
+		}
+	})
+}
