@@ -106,7 +106,9 @@ func New(d Deps, cfg Config) http.Handler {
 	}
 	s := &Server{eng: eng, ver: ver, st: d.Store, key: d.SigningKey, cfg: cfg, log: cfg.Logger}
 	r := chi.NewRouter()
-	r.Use(observe.Middleware(observe.FaceREST, cfg.Metrics, cfg.Logger), observe.BodyDeadline(cfg.BodyTimeout), s.recoverer)
+	// observe.Front is observe.Middleware in front of the router, chi's
+	// route context in the request's one context value.
+	r.Use(observe.BodyDeadline(cfg.BodyTimeout), s.recoverer)
 	if len(cfg.CORSOrigins) > 0 {
 		r.Use(cors(cfg.CORSOrigins))
 	}
@@ -144,7 +146,7 @@ func New(d Deps, cfg Config) http.Handler {
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		wire.WriteEnvelope(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", r.Method+" is not allowed here", middleware.GetReqID(r.Context()))
 	})
-	return r
+	return observe.Front(observe.FaceREST, cfg.Metrics, cfg.Logger, r)
 }
 
 // readyz answers 200 only when this process can serve: the catalog has been
@@ -217,6 +219,12 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		if !s.cfg.Limiter.Admit(w, r, p.IdentityID) {
+			return
+		}
+		// The request's context keeps the principal itself when it can:
+		// no context and request copy of their own.
+		if observe.Attach(r.Context(), auth.PrincipalKey(), p) {
+			next.ServeHTTP(w, r)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))

@@ -96,6 +96,10 @@ func WithPrincipal(ctx context.Context, p *Principal) context.Context {
 	return context.WithValue(ctx, ctxKey{}, p)
 }
 
+// PrincipalKey is the key WithPrincipal keeps a Principal under, for a
+// context that keeps the value itself (observe.Attach).
+func PrincipalKey() any { return ctxKey{} }
+
 // PrincipalFrom returns the Principal of a context, or nil.
 func PrincipalFrom(ctx context.Context) *Principal {
 	p, _ := ctx.Value(ctxKey{}).(*Principal)

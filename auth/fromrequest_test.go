@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -46,5 +47,17 @@ func TestFromRequest(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("%s: got %q, %v; want %q", c.name, got, err, c.want)
 		}
+	}
+}
+
+// TestPrincipalKey: a context that answers PrincipalKey with a Principal
+// gives it to PrincipalFrom, as one made by WithPrincipal does.
+func TestPrincipalKey(t *testing.T) {
+	p := &Principal{IdentityID: "i"}
+	if got := PrincipalFrom(context.WithValue(context.Background(), PrincipalKey(), p)); got != p {
+		t.Fatalf("PrincipalFrom: %v", got)
+	}
+	if got := PrincipalFrom(WithPrincipal(context.Background(), p)); got != p {
+		t.Fatalf("PrincipalFrom(WithPrincipal): %v", got)
 	}
 }

@@ -1,9 +1,12 @@
 package observe
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -60,15 +63,21 @@ func LogOperation(ctx context.Context, attrs ...slog.Attr) bool {
 
 // requestCtx is the context Middleware gives a request: one value that
 // answers for the request id (chi's middleware.RequestIDKey, so
-// middleware.GetReqID finds it), the face and the request's opLog, instead
-// of a context.WithValue layer and a boxed string for each. Other keys go
-// to the parent.
+// middleware.GetReqID finds it), the face, the caller's trace id, the
+// request's opLog, chi's route context (Front) and one value of the layer
+// in front of the handler (Attach), instead of a context.WithValue layer
+// and a boxed string for each. Other keys go to the parent.
 type requestCtx struct {
 	context.Context
-	id   any // the request id, a string boxed once
-	face any // the face, a string boxed once per Middleware
-	ops  *opLog
-	log  opLog // ops' storage when the request has a log line
+	id    any // the request id, a string boxed once
+	face  any // the face, a string boxed once per Middleware
+	trace any // the caller's trace id, nil without one
+	ops   *opLog
+	route *chi.Context // Front's route context
+	key   any          // Attach's key, nil before it
+	val   any          // Attach's value
+	log   opLog        // ops' storage when the request has a log line
+	rw    respWriter   // the answer's writer, for net/http's HTTP/1 writer
 
 	idHeader [1]string               // the X-Request-Id header's value slice
 	line     [reqLineAttrs]slog.Attr // the request line's attributes
@@ -78,6 +87,9 @@ type requestCtx struct {
 const reqLineAttrs = 8
 
 func (c *requestCtx) Value(key any) any {
+	if c.key != nil && key == c.key {
+		return c.val
+	}
 	switch key {
 	case any(middleware.RequestIDKey):
 		return c.id
@@ -88,8 +100,33 @@ func (c *requestCtx) Value(key any) any {
 			return nil
 		}
 		return c.ops
+	case any(traceKey):
+		if c.trace != nil {
+			return c.trace
+		}
+	case any(chi.RouteCtxKey):
+		if c.route != nil {
+			return c.route
+		}
 	}
 	return c.Context.Value(key)
+}
+
+// Attach stores val under key in ctx when ctx is the context Middleware
+// (or Front) gave a request and nothing was attached to it yet, and
+// reports whether it did: ctx and every context made from it then answer
+// val for key, as context.WithValue(ctx, key, val) would, without a
+// context and a request copy of their own. Whoever holds ctx sees the
+// value too: it is for the layer in front of a request's handler (api's
+// authentication), called before the handler runs, on the request's
+// goroutine. When it reports false the caller uses context.WithValue.
+func Attach(ctx context.Context, key, val any) bool {
+	c, ok := ctx.(*requestCtx)
+	if !ok || c.key != nil || key == nil {
+		return false
+	}
+	c.key, c.val = key, val
+	return true
 }
 
 // Middleware is the outermost layer of a face's handler. For every request
@@ -106,98 +143,242 @@ func (c *requestCtx) Value(key any) any {
 // router (api uses it with r.Use), else the pattern of the http.ServeMux
 // below it (the MCP listener), else "unmatched". m and log may be nil.
 func Middleware(face string, m *Metrics, log *slog.Logger) func(http.Handler) http.Handler {
-	faceValue := any(face)
 	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			start := time.Now()
-			id := requestIDFrom(r.Header.Get(RequestIDHeader))
-			rc := &requestCtx{Context: r.Context(), id: id, face: faceValue}
-			rc.idHeader[0] = id
-			var ops *opLog
-			if log != nil {
-				ops = &rc.log
-				rc.ops = ops
-			}
-			ctx := context.Context(rc)
-			// Header.Get would canonicalize "traceparent" again on every request.
-			if tid := traceIDFrom(headerValue(r.Header, traceparentHeader)); tid != "" {
-				ctx = contextWithTrace(ctx, tid)
-			}
-			ctx, span := startServerSpan(ctx, propagation.HeaderCarrier(r.Header), r.Method, r.URL.Path, face, id)
-			w.Header()[RequestIDHeader] = rc.idHeader[:] // canonical already: no Set to canonicalize it
-			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-			r2 := r.WithContext(ctx)
-			var inFlight prometheus.Gauge
-			if m != nil {
-				inFlight = m.inFlightOf(face)
-				inFlight.Inc()
-			}
-			defer func() {
-				v := recover()
-				status := ww.Status()
-				switch {
-				case v != nil && status == 0:
-					status = http.StatusInternalServerError
-				case status == 0:
-					status = http.StatusOK
-				}
-				route := routeOf(r2)
-				end := time.Now()
-				d := end.Sub(start)
-				endServerSpan(span, r.Method, route, status)
-				if m != nil {
-					inFlight.Dec()
-					rs := m.request(face, route, r.Method, status)
-					rs.count.Inc()
-					rs.duration.Observe(d.Seconds())
-				}
-				if log != nil {
-					level := slog.LevelInfo
-					switch {
-					case quiet[route]:
-						level = slog.LevelDebug
-					case status >= 500:
-						level = slog.LevelWarn
-					}
-					ops.mu.Lock()
-					ops.written = true
-					op := ops.attrs
-					ops.mu.Unlock()
-					if log.Enabled(ctx, level) {
-						// A record of its own, without the caller's pc
-						// (Logger.LogAttrs walks the stack for it; the
-						// line never shows it). The attributes ride in
-						// groups without a key, which every handler
-						// writes inline (the line is the same): a record
-						// keeps 5 attributes in place and copies the rest
-						// to a slice of its own, so 20 loose ones cost a
-						// second allocation per request. request_id stays
-						// loose: LogHandler looks for it there.
-						// The line's time is the end of the request,
-						// read once for the duration too.
-						rec := slog.NewRecord(end, level, "request", 0)
-						rc.line = [reqLineAttrs]slog.Attr{
-							slog.String("face", face), slog.String("method", r.Method), slog.String("route", route),
-							slog.String("path", r.URL.Path), slog.Int("status", status), slog.Int("bytes", ww.BytesWritten()),
-							slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr)}
-						rec.AddAttrs(slog.Attr{Value: slog.GroupValue(rc.line[:]...)}, slog.String("request_id", id))
-						if len(op) > 0 {
-							rec.AddAttrs(slog.Attr{Value: slog.GroupValue(op...)})
-						}
-						if v != nil {
-							rec.AddAttrs(slog.Bool("aborted", true))
-						}
-						_ = log.Handler().Handle(ctx, rec)
-					}
-				}
-				if v != nil {
-					panic(v)
-				}
-			}()
-			next.ServeHTTP(ww, r2)
-		})
+		return serve(face, m, log, next, nil)
 	}
 }
+
+// Front is Middleware(face, m, log) in front of the chi router mux, for a
+// router that is the outermost handler (api's): the route context chi
+// would put in a context and a request copy of its own for every request
+// is answered by the request's one context value instead. Its route
+// contexts are pooled as chi pools its own. The handler is also mux's
+// chi.Routes, for chi.Walk.
+func Front(face string, m *Metrics, log *slog.Logger, mux *chi.Mux) http.Handler {
+	return front{mux: mux, h: serve(face, m, log, mux, mux)}
+}
+
+// front is Front's handler.
+type front struct {
+	mux *chi.Mux
+	h   http.Handler
+}
+
+var _ chi.Routes = front{}
+
+func (f front) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.h.ServeHTTP(w, r) }
+
+// Routes are the router's.
+func (f front) Routes() []chi.Route { return f.mux.Routes() }
+
+// Middlewares are the router's.
+func (f front) Middlewares() chi.Middlewares { return f.mux.Middlewares() }
+
+// Match is the router's.
+func (f front) Match(rctx *chi.Context, method, path string) bool {
+	return f.mux.Match(rctx, method, path)
+}
+
+// Find is the router's.
+func (f front) Find(rctx *chi.Context, method, path string) string {
+	return f.mux.Find(rctx, method, path)
+}
+
+// routeContexts pools Front's route contexts (chi.NewRouteContext).
+var routeContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
+
+// statusWriter is the writer the request line reads its status and bytes
+// from.
+type statusWriter interface {
+	http.ResponseWriter
+	Status() int
+	BytesWritten() int
+}
+
+// fullWriter is net/http's HTTP/1 ResponseWriter, as chi's
+// middleware.NewWrapResponseWriter tells it apart.
+type fullWriter interface {
+	http.ResponseWriter
+	http.Flusher
+	http.Hijacker
+	io.ReaderFrom
+}
+
+// serve is Middleware's handler; with routes, Front's.
+func serve(face string, m *Metrics, log *slog.Logger, next http.Handler, routes *chi.Mux) http.Handler {
+	faceValue := any(face)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := requestIDFrom(r.Header.Get(RequestIDHeader))
+		rc := &requestCtx{Context: r.Context(), id: id, face: faceValue}
+		rc.idHeader[0] = id
+		var ops *opLog
+		if log != nil {
+			ops = &rc.log
+			rc.ops = ops
+		}
+		if routes != nil {
+			rc.route = routeContexts.Get().(*chi.Context)
+			rc.route.Reset()
+			rc.route.Routes = routes
+		}
+		// Header.Get would canonicalize "traceparent" again on every request.
+		if tid := traceIDFrom(headerValue(r.Header, traceparentHeader)); tid != "" {
+			rc.trace = tid
+		}
+		ctx, span := startServerSpan(rc, propagation.HeaderCarrier(r.Header), r.Method, r.URL.Path, face, id)
+		w.Header()[RequestIDHeader] = rc.idHeader[:] // canonical already: no Set to canonicalize it
+		// chi's writer (middleware.NewWrapResponseWriter) is two
+		// allocations; for net/http's HTTP/1 writer, the one it would
+		// make is kept in the request's own.
+		var ww statusWriter
+		if fw, ok := w.(fullWriter); ok && r.ProtoMajor != 2 {
+			rc.rw.ResponseWriter = fw
+			ww = &rc.rw
+		} else {
+			ww = middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		}
+		r2 := r.WithContext(ctx)
+		var inFlight prometheus.Gauge
+		if m != nil {
+			inFlight = m.inFlightOf(face)
+			inFlight.Inc()
+		}
+		defer func() {
+			v := recover()
+			status := ww.Status()
+			switch {
+			case v != nil && status == 0:
+				status = http.StatusInternalServerError
+			case status == 0:
+				status = http.StatusOK
+			}
+			route := routeOf(r2)
+			end := time.Now()
+			d := end.Sub(start)
+			endServerSpan(span, r.Method, route, status)
+			if m != nil {
+				inFlight.Dec()
+				rs := m.request(face, route, r.Method, status)
+				rs.count.Inc()
+				rs.duration.Observe(d.Seconds())
+			}
+			if log != nil {
+				level := slog.LevelInfo
+				switch {
+				case quiet[route]:
+					level = slog.LevelDebug
+				case status >= 500:
+					level = slog.LevelWarn
+				}
+				ops.mu.Lock()
+				ops.written = true
+				op := ops.attrs
+				ops.mu.Unlock()
+				if log.Enabled(ctx, level) {
+					// A record of its own, without the caller's pc
+					// (Logger.LogAttrs walks the stack for it; the
+					// line never shows it). The attributes ride in
+					// groups without a key, which every handler
+					// writes inline (the line is the same): a record
+					// keeps 5 attributes in place and copies the rest
+					// to a slice of its own, so 20 loose ones cost a
+					// second allocation per request. request_id stays
+					// loose: LogHandler looks for it there.
+					// The line's time is the end of the request,
+					// read once for the duration too.
+					rec := slog.NewRecord(end, level, "request", 0)
+					rc.line = [reqLineAttrs]slog.Attr{
+						slog.String("face", face), slog.String("method", r.Method), slog.String("route", route),
+						slog.String("path", r.URL.Path), slog.Int("status", status), slog.Int("bytes", ww.BytesWritten()),
+						slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr)}
+					rec.AddAttrs(slog.Attr{Value: slog.GroupValue(rc.line[:]...)}, slog.String("request_id", id))
+					if len(op) > 0 {
+						rec.AddAttrs(slog.Attr{Value: slog.GroupValue(op...)})
+					}
+					if v != nil {
+						rec.AddAttrs(slog.Bool("aborted", true))
+					}
+					_ = log.Handler().Handle(ctx, rec)
+				}
+			}
+			if v != nil {
+				panic(v)
+			}
+			// As chi's router does, a route context goes back to the
+			// pool only after a request that did not panic.
+			if rc.route != nil {
+				routeContexts.Put(rc.route)
+			}
+		}()
+		next.ServeHTTP(ww, r2)
+	})
+}
+
+// respWriter is the writer chi's middleware.NewWrapResponseWriter makes
+// for net/http's HTTP/1 writer (its httpFancyWriter: status and bytes
+// counted, Flush, Hijack and ReadFrom passed on), without Tee and Discard,
+// which nothing here uses.
+type respWriter struct {
+	http.ResponseWriter
+	code        int
+	bytes       int
+	wroteHeader bool
+}
+
+// WriteHeader passes on an informational status every time and any other
+// once, the first.
+func (b *respWriter) WriteHeader(code int) {
+	if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
+		b.ResponseWriter.WriteHeader(code)
+	} else if !b.wroteHeader {
+		b.code = code
+		b.wroteHeader = true
+		b.ResponseWriter.WriteHeader(code)
+	}
+}
+
+// Write writes the status (200) first when none was written.
+func (b *respWriter) Write(buf []byte) (int, error) {
+	b.maybeWriteHeader()
+	n, err := b.ResponseWriter.Write(buf)
+	b.bytes += n
+	return n, err
+}
+
+func (b *respWriter) maybeWriteHeader() {
+	if !b.wroteHeader {
+		b.WriteHeader(http.StatusOK)
+	}
+}
+
+// Flush writes the status (200) first when none was written.
+func (b *respWriter) Flush() {
+	b.maybeWriteHeader()
+	b.ResponseWriter.(http.Flusher).Flush()
+}
+
+// Hijack is the writer's.
+func (b *respWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return b.ResponseWriter.(http.Hijacker).Hijack()
+}
+
+// ReadFrom writes the status (200) first when none was written.
+func (b *respWriter) ReadFrom(r io.Reader) (int64, error) {
+	b.maybeWriteHeader()
+	n, err := b.ResponseWriter.(io.ReaderFrom).ReadFrom(r)
+	b.bytes += int(n)
+	return n, err
+}
+
+// Status is the status written, 0 before one is.
+func (b *respWriter) Status() int { return b.code }
+
+// BytesWritten counts the body's bytes written.
+func (b *respWriter) BytesWritten() int { return b.bytes }
+
+// Unwrap returns the writer (http.ResponseController).
+func (b *respWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }
 
 // routeOf returns the pattern that served r: chi's when a chi router
 // matched, else the http.ServeMux pattern set on r, else routeUnmatched.

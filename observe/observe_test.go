@@ -66,21 +66,34 @@ func TestTraceIDFrom(t *testing.T) {
 
 // TestMiddlewareChi: request ids, the face, the route pattern of chi, the
 // request log line and the series.
+// TestMiddlewareChi: Middleware inside a chi router, and Front in front of
+// one, give the same context, answers, series and lines.
 func TestMiddlewareChi(t *testing.T) {
+	t.Run("Middleware", func(t *testing.T) { testMiddlewareChi(t, false) })
+	t.Run("Front", func(t *testing.T) { testMiddlewareChi(t, true) })
+}
+
+func testMiddlewareChi(t *testing.T, front bool) {
 	m := NewMetrics("test")
 	var logs bytes.Buffer
 	log := slog.New(LogHandler(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	r := chi.NewRouter()
-	r.Use(Middleware(FaceREST, m, log))
-	var seen struct{ id, face, trace string }
+	var h http.Handler = r
+	if front {
+		h = Front(FaceREST, m, log, r)
+	} else {
+		r.Use(Middleware(FaceREST, m, log))
+	}
+	var seen struct{ id, face, trace, param, path string }
 	r.Get("/things/{id}", func(w http.ResponseWriter, r *http.Request) {
 		seen.id, seen.face, seen.trace = RequestID(r.Context()), Face(r.Context()), TraceID(r.Context())
+		seen.param, seen.path = chi.URLParam(r, "id"), r.PathValue("id")
 		log.InfoContext(r.Context(), "inside")
 		w.WriteHeader(http.StatusTeapot)
 	})
 	r.Get("/livez", func(w http.ResponseWriter, _ *http.Request) {})
 	r.Get("/boom", func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) })
-	srv := httptest.NewServer(r)
+	srv := httptest.NewServer(h)
 	defer srv.Close()
 
 	req, _ := http.NewRequest("GET", srv.URL+"/things/42", nil)
@@ -94,7 +107,7 @@ func TestMiddlewareChi(t *testing.T) {
 	if resp.StatusCode != http.StatusTeapot || resp.Header.Get(RequestIDHeader) != "caller-id-1" {
 		t.Fatalf("status %d id %q", resp.StatusCode, resp.Header.Get(RequestIDHeader))
 	}
-	if seen.id != "caller-id-1" || seen.face != FaceREST || seen.trace != "4bf92f3577b34da6a3ce929d0e0e4736" {
+	if seen.id != "caller-id-1" || seen.face != FaceREST || seen.trace != "4bf92f3577b34da6a3ce929d0e0e4736" || seen.param != "42" || seen.path != "42" {
 		t.Fatalf("context %+v", seen)
 	}
 	resp, err = srv.Client().Get(srv.URL + "/things/7")
@@ -118,7 +131,7 @@ func TestMiddlewareChi(t *testing.T) {
 				t.Errorf("recovered %v, want the abort to go on", v)
 			}
 		}()
-		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/boom", nil))
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/boom", nil))
 	}()
 
 	route := "/things/{id}"
