@@ -38,8 +38,8 @@ func planFromRequest(w http.ResponseWriter, r *http.Request, cfg Config, params 
 		return nil, fault.New(fault.Invalid, "method %s is not one of GET, POST, PUT, PATCH, DELETE", r.Method)
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, AutoPrefix+"/")
-	segs := strings.Split(strings.TrimSuffix(rest, "/"), "/")
-	if !ok || len(segs) != 5 {
+	var segs [5]string
+	if !ok || !splitAddress(strings.TrimSuffix(rest, "/"), &segs) {
 		return nil, fault.New(fault.NotFound, "no route for %s", r.URL.Path)
 	}
 	maxPage := cfg.MaxPageSize
@@ -100,6 +100,24 @@ func planFromRequest(w http.ResponseWriter, r *http.Request, cfg Config, params 
 		}
 	}
 	return p, nil
+}
+
+// splitAddress splits path at each '/' into segs and reports whether it
+// has exactly their number of segments (some may be empty).
+func splitAddress(path string, segs *[5]string) bool {
+	n, start := 0, 0
+	for i := 0; i < len(path); i++ {
+		if path[i] != '/' {
+			continue
+		}
+		if n == len(segs)-1 {
+			return false
+		}
+		segs[n] = path[start:i]
+		n, start = n+1, i+1
+	}
+	segs[n] = path[start:]
+	return n == len(segs)-1
 }
 
 // decodeBody reads a JSON body with numbers kept exact. An empty body is
