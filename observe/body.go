@@ -60,15 +60,15 @@ func BodyDeadline(timeout time.Duration) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			rc := http.NewResponseController(w)
-			deadline := time.Now().Add(timeout)
-			if err := rc.SetReadDeadline(deadline); err != nil {
+			// One allocation: the body keeps the header's value.
+			b := &deadlineBody{ReadCloser: r.Body, w: w, deadline: time.Now().Add(timeout), timeout: timeout}
+			if err := b.setReadDeadline(b.deadline); err != nil {
 				// The connection has no deadlines (a test recorder).
 				next.ServeHTTP(w, r)
 				return
 			}
-			w.Header().Set("Connection", "close")
-			b := &deadlineBody{ReadCloser: r.Body, w: w, rc: rc, deadline: deadline, timeout: timeout}
+			b.conn[0] = "close"
+			w.Header()["Connection"] = b.conn[:] // Header.Set("Connection", "close")
 			defer b.done()
 			r.Body = b
 			next.ServeHTTP(w, r)
@@ -80,10 +80,10 @@ func BodyDeadline(timeout time.Duration) func(http.Handler) http.Handler {
 type deadlineBody struct {
 	io.ReadCloser
 	w        http.ResponseWriter
-	rc       *http.ResponseController
 	deadline time.Time
 	timeout  time.Duration
 	eof      bool
+	conn     [1]string // the Connection header's value slice
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
@@ -100,13 +100,19 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// setReadDeadline sets the read deadline of the request's connection
+// (http.ResponseController).
+func (b *deadlineBody) setReadDeadline(t time.Time) error {
+	return http.NewResponseController(b.w).SetReadDeadline(t)
+}
+
 // lift removes the deadline and the "Connection: close" of a body read to
 // its end. The server starts watching the connection (a background read)
 // as soon as the body ends: had the deadline passed before it was lifted,
 // that read may have failed on it and canceled the connection's context,
 // so the connection is then closed after the answer all the same.
 func (b *deadlineBody) lift() {
-	_ = b.rc.SetReadDeadline(time.Time{})
+	_ = b.setReadDeadline(time.Time{})
 	if time.Now().Before(b.deadline) {
 		b.w.Header().Del("Connection")
 	}
@@ -118,7 +124,7 @@ func (b *deadlineBody) lift() {
 // remains, up to the deadline, before closing it.
 func (b *deadlineBody) done() {
 	if !b.eof {
-		_ = b.rc.SetReadDeadline(longAgo)
+		_ = b.setReadDeadline(longAgo)
 	}
 }
 

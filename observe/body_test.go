@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -71,5 +72,47 @@ func TestBodyDeadlineNoBody(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || string(b) != "<nil>" || resp.Close {
 		t.Fatalf("%d %q close=%v, want 200 \"<nil>\" on a kept connection", resp.StatusCode, b, resp.Close)
+	}
+}
+
+// TestBodyDeadlineUnread: an answer sent before the body is read carries
+// "Connection: close" and the connection is closed; a body that does not
+// arrive in time fails its read with a *BodyTimeoutError.
+func TestBodyDeadlineUnread(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	srv := httptest.NewServer(BodyDeadline(timeout)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if got := w.Header()["Connection"]; len(got) != 1 || got[0] != "close" {
+			t.Errorf("Connection header %q", got)
+		}
+		if r.URL.Path == "/read" {
+			_, err := io.ReadAll(r.Body)
+			var te *BodyTimeoutError
+			if !errors.As(err, &te) || te.Timeout != timeout {
+				t.Errorf("read: %v, want a BodyTimeoutError", err)
+			}
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+	})))
+	defer srv.Close()
+	resp, err := srv.Client().Post(srv.URL, "application/json", strings.NewReader(`{"a":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
+		t.Fatalf("%d close=%v, want 401 on a closed connection", resp.StatusCode, resp.Close)
+	}
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() { _, _ = pw.Write([]byte(`{"a":`)) }()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/read", pr)
+	req.ContentLength = 100
+	resp, err = srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
+		t.Fatalf("%d close=%v, want 401 on a closed connection", resp.StatusCode, resp.Close)
 	}
 }

@@ -24,7 +24,13 @@ const routeUnmatched = "unmatched"
 
 // quiet routes are logged at debug level: probes and scrapes would
 // otherwise drown the request log.
-var quiet = map[string]bool{"/livez": true, "/readyz": true, "/metrics": true}
+func quiet(route string) bool {
+	switch route {
+	case "/livez", "/readyz", "/metrics":
+		return true
+	}
+	return false
+}
 
 // opLogAttrs is the room an opLog keeps for an operation's attributes
 // without an allocation of their own (engine's line has at most 10).
@@ -209,7 +215,7 @@ func serve(face string, m *Metrics, log *slog.Logger, next http.Handler, routes 
 	faceValue := any(face)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := requestIDFrom(r.Header.Get(RequestIDHeader))
+		id := requestIDFrom(headerValue(r.Header, RequestIDHeader))
 		rc := &requestCtx{Context: r.Context(), id: id, face: faceValue}
 		rc.idHeader[0] = id
 		var ops *opLog
@@ -266,7 +272,7 @@ func serve(face string, m *Metrics, log *slog.Logger, next http.Handler, routes 
 			if log != nil {
 				level := slog.LevelInfo
 				switch {
-				case quiet[route]:
+				case quiet(route):
 					level = slog.LevelDebug
 				case status >= 500:
 					level = slog.LevelWarn

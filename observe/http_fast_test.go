@@ -361,3 +361,13 @@ func TestFrontRoutes(t *testing.T) {
 		t.Errorf("walked %q", walked)
 	}
 }
+
+// TestCanonicalHeaderNames: the header names Middleware reads and writes by
+// their map key are canonical, as Header.Get and Header.Set would make them.
+func TestCanonicalHeaderNames(t *testing.T) {
+	for _, k := range []string{RequestIDHeader, traceparentHeader, "Connection"} {
+		if c := http.CanonicalHeaderKey(k); c != k {
+			t.Errorf("%q is not canonical (%q)", k, c)
+		}
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -47,3 +49,26 @@ func (d *discardWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return nil, nil, http.ErrNotSupported
 }
 func (d *discardWriter) ReadFrom(r io.Reader) (int64, error) { return io.Copy(io.Discard, r) }
+
+// BenchmarkBodyDeadline is a request with a body through BodyDeadline,
+// read to its end by the handler.
+func BenchmarkBodyDeadline(b *testing.B) {
+	h := BodyDeadline(time.Second)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	body := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`)
+	req := httptest.NewRequest("POST", "/", io.NopCloser(body))
+	w := &deadlineWriter{discardWriter{h: http.Header{}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		body.Seek(0, io.SeekStart)
+		req.Body = io.NopCloser(body)
+		h.ServeHTTP(w, req)
+	}
+}
+
+// deadlineWriter is a discardWriter whose connection takes deadlines.
+type deadlineWriter struct{ discardWriter }
+
+func (d *deadlineWriter) SetReadDeadline(time.Time) error { return nil }
