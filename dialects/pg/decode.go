@@ -30,7 +30,21 @@ type codec struct {
 	kind dialects.Kind
 	bin  decodeFunc
 	text decodeFunc
+	// copied tells how rows.Values takes the text form, when it is the
+	// value itself (text types, numeric): into the row's one copy of its
+	// text rather than a copy of its own (see cellText).
+	copied cellText
 }
+
+// cellText is how a cell sent as text is taken as is (rows.Values): not
+// (its decoder), as a string, or as numeric's json.Number.
+type cellText uint8
+
+const (
+	decoded cellText = iota
+	asString
+	asNumber
+)
 
 // Normalization of PostgreSQL values, by type:
 //
@@ -80,6 +94,7 @@ func init() {
 	add(pgtype.Float4OID, "real", dialects.KindFloat, binFloat4, textFloat)
 	add(pgtype.Float8OID, "double precision", dialects.KindFloat, binFloat8, textFloat)
 	add(pgtype.NumericOID, "numeric", dialects.KindDecimal, nil, textNumeric)
+	codecs[pgtype.NumericOID].copied = asNumber
 	add(pgtype.TextOID, "text", dialects.KindString, nil, str)
 	add(pgtype.VarcharOID, "character varying", dialects.KindString, nil, str)
 	add(pgtype.BPCharOID, "character", dialects.KindString, nil, str)
@@ -100,6 +115,11 @@ func init() {
 	add(pgtype.InetOID, "inet", dialects.KindOther, nil, str)
 	add(pgtype.CIDROID, "cidr", dialects.KindOther, nil, str)
 	add(pgtype.MacaddrOID, "macaddr", dialects.KindOther, nil, str)
+	for _, oid := range []uint32{pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NameOID, pgtype.QCharOID,
+		pgtype.UUIDOID, pgtype.DateOID, pgtype.TimeOID, pgtype.TimetzOID, pgtype.IntervalOID, pgtype.OIDOID,
+		pgtype.XMLOID, pgtype.InetOID, pgtype.CIDROID, pgtype.MacaddrOID} {
+		codecs[oid].copied = asString // their text decoder is str
+	}
 
 	// Array type → element type, for the arrays PostgreSQL ships.
 	for arr, elem := range map[uint32]uint32{

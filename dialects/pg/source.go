@@ -2,6 +2,7 @@ package pg
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -472,7 +474,7 @@ func (s *Source) learn(oid uint32, typname string, isArray bool, elem uint32, de
 	if c, ok := s.learned.Load(oid); ok {
 		return c.(*codec).kind
 	}
-	c := &codec{name: typname, kind: dialects.KindOther, text: textString}
+	c := &codec{name: typname, kind: dialects.KindOther, text: textString, copied: asString}
 	switch {
 	case isArray:
 		d := byte(',')
@@ -481,7 +483,7 @@ func (s *Source) learn(oid uint32, typname string, isArray bool, elem uint32, de
 		}
 		ec := s.codec(elem)
 		c.kind = dialects.KindArray
-		c.text = textArray(elemText(ec), d)
+		c.text, c.copied = textArray(elemText(ec), d), decoded
 		if ec != nil {
 			c.name = ec.name + "[]"
 		}
@@ -575,7 +577,7 @@ func (s *Source) query(ctx context.Context, q querier, st dialects.Stmt, opts ..
 	}
 	fds := pr.FieldDescriptions()
 	sh := s.shapeOf(st.SQL, fds, pr)
-	r.rows, r.cols, r.dec = pr, sh.cols, sh.dec
+	r.rows, r.cols, r.dec, r.text = pr, sh.cols, sh.dec, sh.text
 	if len(fds) <= len(r.valBuf) {
 		r.vals = r.valBuf[:len(fds)]
 	} else {
@@ -599,6 +601,8 @@ type shape struct {
 	fds  []pgconn.FieldDescription // a copy of the fields it was made from
 	cols []dialects.Column
 	dec  []decodeFunc
+	// text tells the columns sent as text whose text is their value.
+	text []cellText
 	// keep is whether the shape may serve later results of the same
 	// fields: every column has a type known by OID and a decoder of its
 	// own (a fallback decoder belongs to one connection's type map).
@@ -625,6 +629,7 @@ func (s *Source) shapeOf(sql string, fds []pgconn.FieldDescription, pr pgx.Rows)
 		fds:  slices.Clone(fds),
 		cols: make([]dialects.Column, len(fds)),
 		dec:  make([]decodeFunc, len(fds)),
+		text: make([]cellText, len(fds)),
 		keep: true,
 	}
 	for i, fd := range fds {
@@ -635,6 +640,12 @@ func (s *Source) shapeOf(sql string, fds []pgconn.FieldDescription, pr pgx.Rows)
 			sh.cols[i].Kind = c.kind
 		}
 		sh.dec[i] = pickDecoder(c, fd, pr)
+		if fd.Format == pgx.TextFormatCode {
+			sh.text[i] = asString // textString, for a type not known
+			if c != nil {
+				sh.text[i] = c.copied
+			}
+		}
 		if c == nil || fd.Format != pgx.TextFormatCode && c.bin == nil {
 			sh.keep = false
 		}
@@ -688,6 +699,7 @@ type rows struct {
 	rows pgx.Rows
 	cols []dialects.Column
 	dec  []decodeFunc
+	text []cellText
 	vals []any
 	err  error
 	// release returns the connection of a read to the pool on Close.
@@ -726,9 +738,28 @@ func (r *rows) Values() ([]any, error) {
 		r.err = fault.New(fault.Internal, "row has %d values for %d columns", len(raw), len(r.dec))
 		return nil, r.err
 	}
+	// The cells whose text is their value share one copy of the row's
+	// text: one allocation a row rather than one a cell.
+	n := 0
+	for i, src := range raw {
+		if r.text[i] != decoded {
+			n += len(src)
+		}
+	}
+	var text []byte
+	if n > 0 {
+		text = make([]byte, 0, n)
+	}
 	for i, src := range raw {
 		if src == nil {
 			r.vals[i] = nil
+			continue
+		}
+		if t := r.text[i]; t != decoded {
+			// text never grows past n: its strings stay as written.
+			start := len(text)
+			text = append(text, src...)
+			r.vals[i] = textValue(t, unsafe.String(unsafe.SliceData(text[start:]), len(src)))
 			continue
 		}
 		v, err := r.dec[i](src)
@@ -739,6 +770,18 @@ func (r *rows) Values() ([]any, error) {
 		r.vals[i] = v
 	}
 	return r.vals, nil
+}
+
+// textValue is the value of a cell whose text is s, taken as t says.
+func textValue(t cellText, s string) any {
+	if t == asNumber {
+		switch s {
+		case "NaN", "Infinity", "-Infinity":
+			return s
+		}
+		return json.Number(s)
+	}
+	return s
 }
 
 func (r *rows) Err() error {
