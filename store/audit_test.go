@@ -352,11 +352,7 @@ func TestAuditKeyMigration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := conn.ExecContext(ctx, `CREATE TABLE schema_migrations (
-    version    INTEGER NOT NULL PRIMARY KEY,
-    name       TEXT    NOT NULL,
-    applied_at BIGINT  NOT NULL
-)`); err != nil {
+		if _, err := conn.ExecContext(ctx, createSchemaMigrations); err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range migrations.All()[:i] {
@@ -390,23 +386,7 @@ func TestAuditKeyMigration(t *testing.T) {
 
 		s := openStore(t, dir)
 		for project, entries := range byProject {
-			var seen []AuditEntry
-			for before := ""; ; {
-				page := must[[]AuditEntry](t)(s.AuditLog(ctx, project, AuditFilter{Limit: 17, Before: before}))
-				if len(page) == 0 {
-					break
-				}
-				seen = append(seen, page...)
-				before = page[len(page)-1].ID
-			}
-			if len(seen) != len(entries) {
-				t.Fatalf("%s: %d entries after the migration, want %d", project, len(seen), len(entries))
-			}
-			for j, e := range seen {
-				if w := entries[len(entries)-1-j]; fmt.Sprintf("%#v", e) != fmt.Sprintf("%#v", w) {
-					t.Errorf("%s: entry %d reads back as\n%#v\nwant\n%#v", project, j, e, w)
-				}
-			}
+			sameNewestFirst(t, project, auditPages(t, s, project, 17), entries)
 			for _, f := range []AuditFilter{
 				{Identity: "bob"}, {Action: "read"}, {Outcome: "error"}, {Object: "pg/public/t1"},
 				{Since: base.Add(40 * time.Second), Until: base.Add(90 * time.Second)}, {Before: entries[len(entries)/2].ID},
@@ -519,22 +499,35 @@ func TestAuditBatchSizes(t *testing.T) {
 			}
 			all = append(all, batch...)
 		}
-		var got []AuditEntry
-		for before := ""; ; {
-			page := must[[]AuditEntry](t)(s.AuditLog(ctx, p.ID, AuditFilter{Limit: MaxAuditLimit, Before: before}))
-			if len(page) == 0 {
-				break
-			}
-			got = append(got, page...)
-			before = page[len(page)-1].ID
-		}
-		if len(got) != len(all) {
-			t.Fatalf("%d entries stored, want %d", len(got), len(all))
-		}
-		for j, e := range got {
-			if w := all[len(all)-1-j]; fmt.Sprintf("%#v", e) != fmt.Sprintf("%#v", w) {
-				t.Fatalf("entry %d reads back as\n%#v\nwant\n%#v", len(all)-1-j, e, w)
-			}
-		}
+		sameNewestFirst(t, p.ID, auditPages(t, s, p.ID, MaxAuditLimit), all)
 	})
+}
+
+// auditPages reads a project's whole audit log, newest first, in pages of
+// size entries, each after the last id of the one before.
+func auditPages(t *testing.T, s *Store, project string, size int) []AuditEntry {
+	t.Helper()
+	var all []AuditEntry
+	for before := ""; ; {
+		page := must[[]AuditEntry](t)(s.AuditLog(t.Context(), project, AuditFilter{Limit: size, Before: before}))
+		if len(page) == 0 {
+			return all
+		}
+		all = append(all, page...)
+		before = page[len(page)-1].ID
+	}
+}
+
+// sameNewestFirst fails t unless got is want (in the order written)
+// newest first, every field as written.
+func sameNewestFirst(t *testing.T, project string, got, want []AuditEntry) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d entries stored, want %d", project, len(got), len(want))
+	}
+	for j, e := range got {
+		if w := want[len(want)-1-j]; fmt.Sprintf("%#v", e) != fmt.Sprintf("%#v", w) {
+			t.Errorf("%s: entry %d reads back as\n%#v\nwant\n%#v", project, len(want)-1-j, e, w)
+		}
+	}
 }

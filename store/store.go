@@ -242,11 +242,7 @@ func migrate(ctx context.Context, db *sql.DB, d dialect) (err error) {
 			}
 		}()
 	}
-	_, err = conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-    version    INTEGER NOT NULL PRIMARY KEY,
-    name       TEXT    NOT NULL,
-    applied_at BIGINT  NOT NULL
-)`)
+	_, err = conn.ExecContext(ctx, createSchemaMigrations)
 	if err != nil {
 		return dbErr(err, "store: create schema_migrations")
 	}
@@ -264,6 +260,13 @@ func migrate(ctx context.Context, db *sql.DB, d dialect) (err error) {
 	}
 	return nil
 }
+
+// createSchemaMigrations creates the record of applied migrations.
+const createSchemaMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER NOT NULL PRIMARY KEY,
+    name       TEXT    NOT NULL,
+    applied_at BIGINT  NOT NULL
+)`
 
 func appliedVersions(ctx context.Context, q querier) (map[int]bool, error) {
 	rows, err := q.QueryContext(ctx, `SELECT version FROM schema_migrations`)
