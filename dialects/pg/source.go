@@ -179,7 +179,7 @@ func (s *Source) acquireBound(ctx context.Context) (context.Context, *pgxpool.Co
 	}
 	c := newCall(ctx, end)
 	conn, err := s.pool.Acquire(c)
-	if !c.timer.Stop() {
+	if !c.stopTimer() {
 		// The wait's end passed: the wait ended at it, or the connection
 		// came as it passed.
 		c.cancel(nil)
@@ -275,8 +275,9 @@ var errCallDeadline = errors.New("pg: the call's deadline passed")
 type call struct {
 	context.Context // context.WithCancelCause of the caller's context
 	cancel          context.CancelCauseFunc
-	timer           *time.Timer
-	deadline        atomic.Int64 // Unix nanoseconds
+	// timer is the call's while set (nil once given back: stopTimer).
+	timer    *callTimer
+	deadline atomic.Int64 // Unix nanoseconds
 	// lease is the call's once it has its connection, in the call's
 	// memory.
 	lease lease
@@ -287,27 +288,81 @@ func newCall(ctx context.Context, deadline time.Time) *call {
 	c := &call{}
 	c.Context, c.cancel = context.WithCancelCause(ctx)
 	c.deadline.Store(deadline.UnixNano())
-	c.timer = time.AfterFunc(time.Until(deadline), c.expire)
+	c.timer = startTimer(c, time.Until(deadline))
 	return c
 }
 
 func (c *call) expire() { c.cancel(errCallDeadline) }
 
-// setDeadline sets the deadline again, after the timer was stopped (Stop
-// reported true); the zero time means none but the caller's.
+// stopTimer stops the call's timer and reports whether that kept it from
+// ending the call (as time.Timer.Stop). A timer stopped in time goes back
+// to timers; one that went off is left to the collector, as its function
+// may still be running.
+func (c *call) stopTimer() bool {
+	t := c.timer
+	if t == nil {
+		return true
+	}
+	c.timer = nil
+	if !t.t.Stop() {
+		return false
+	}
+	t.call.Store(nil)
+	timers.Put(t)
+	return true
+}
+
+// setDeadline sets the deadline again, after the timer was stopped
+// (stopTimer reported true); the zero time means none but the caller's.
 func (c *call) setDeadline(deadline time.Time) {
 	if deadline.IsZero() {
 		c.deadline.Store(0)
 		return
 	}
 	c.deadline.Store(deadline.UnixNano())
-	c.timer.Reset(time.Until(deadline))
+	c.timer = startTimer(c, time.Until(deadline))
 }
 
 // end releases the call's timer and context.
 func (c *call) end() {
-	c.timer.Stop()
+	c.stopTimer()
 	c.cancel(nil)
+}
+
+// callTimer is a timer that ends a call (expire) when it goes off. Timers
+// are kept for later calls (timers): a call takes one and gives it back
+// once it has stopped it in time (stopTimer), when nothing but the pool
+// refers to it any more: its function will not run for that call, and the
+// call context itself is never kept, so whoever still holds a call sees it
+// as it ended. A call's timer and its function (time.AfterFunc) are two
+// allocations less a call.
+type callTimer struct {
+	t *time.Timer
+	// call is the call the timer ends; nil while kept.
+	call atomic.Pointer[call]
+}
+
+// timers keeps stopped callTimers.
+var timers sync.Pool
+
+// startTimer sets a timer to end c after d.
+func startTimer(c *call, d time.Duration) *callTimer {
+	t, _ := timers.Get().(*callTimer)
+	if t == nil {
+		t = &callTimer{}
+		t.call.Store(c)
+		t.t = time.AfterFunc(d, t.fire)
+		return t
+	}
+	t.call.Store(c)
+	t.t.Reset(d)
+	return t
+}
+
+func (t *callTimer) fire() {
+	if c := t.call.Load(); c != nil {
+		c.expire()
+	}
 }
 
 // Deadline is the earlier of the call's deadline and the caller's.
