@@ -137,7 +137,7 @@ func (s *Source) Dialect() dialects.Dialect { return Dialect{} }
 
 // Ping checks that a connection can be had and answers.
 func (s *Source) Ping(ctx context.Context) error {
-	ctx, conn, l, err := s.acquireBound(ctx)
+	ctx, conn, l, err := s.acquireBound(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,8 @@ func (s *Source) Ping(ctx context.Context) error {
 
 // acquireBound bounds a call (bound) and takes a connection for it,
 // waiting at most the acquire timeout (acquire); the lease's done
-// releases both.
+// releases both. c, if not nil, is the memory of the call, unused until
+// then (see Read); else acquireBound allocates it when it needs one.
 //
 // With an acquire timeout, one timer serves both bounds (a call): it ends
 // the wait for a connection at the acquire timeout and, once the
@@ -155,7 +156,7 @@ func (s *Source) Ping(ctx context.Context) error {
 // timeout and its grace from the call's start, which is when bound's
 // deadline would end it. Two contexts with a timer each, one made and
 // dropped for every acquisition, cost a request of a few microseconds more.
-func (s *Source) acquireBound(ctx context.Context) (context.Context, *pgxpool.Conn, *lease, error) {
+func (s *Source) acquireBound(ctx context.Context, c *call) (context.Context, *pgxpool.Conn, *lease, error) {
 	if s.acquireTimeout <= 0 {
 		ctx, cancel := s.bound(ctx)
 		conn, err := s.acquire(ctx)
@@ -177,7 +178,10 @@ func (s *Source) acquireBound(ctx context.Context) (context.Context, *pgxpool.Co
 	if !acquireFirst {
 		end = deadline
 	}
-	c := newCall(ctx, end)
+	if c == nil {
+		c = new(call)
+	}
+	c.start(ctx, end)
 	conn, err := s.pool.Acquire(c)
 	if !c.stopTimer() {
 		// The wait's end passed: the wait ended at it, or the connection
@@ -285,11 +289,17 @@ type call struct {
 
 // newCall makes the call context of ctx ending at deadline.
 func newCall(ctx context.Context, deadline time.Time) *call {
-	c := &call{}
+	c := new(call)
+	c.start(ctx, deadline)
+	return c
+}
+
+// start makes c, unused until then, the call context of ctx ending at
+// deadline.
+func (c *call) start(ctx context.Context, deadline time.Time) {
 	c.Context, c.cancel = context.WithCancelCause(ctx)
 	c.deadline.Store(deadline.UnixNano())
 	c.timer = startTimer(c, time.Until(deadline))
-	return c
 }
 
 func (c *call) expire() { c.cancel(errCallDeadline) }
@@ -485,7 +495,7 @@ ORDER BY c.relname, a.attnum`
 
 // Tables introspects the schema from pg_catalog.
 func (s *Source) Tables(ctx context.Context) ([]dialects.Table, error) {
-	ctx, conn, l, err := s.acquireBound(ctx)
+	ctx, conn, l, err := s.acquireBound(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -573,7 +583,9 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	if err != nil {
 		return nil, err
 	}
-	ctx, conn, l, err := s.acquireBound(ctx)
+	// The rows and the call are one allocation.
+	rc := new(readCall)
+	ctx, conn, l, err := s.acquireBound(ctx, &rc.call)
 	if err != nil {
 		return nil, err
 	}
@@ -583,8 +595,8 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 		// time: see customPlan.
 		opts = append(opts, customPlan)
 	}
-	r, err := s.query(ctx, conn, st, opts...)
-	if err != nil {
+	r := &rc.rows
+	if err := s.run(r, ctx, conn, st, opts...); err != nil {
 		l.done()
 		return nil, err
 	}
@@ -592,6 +604,12 @@ func (s *Source) Read(ctx context.Context, p *query.Plan) (dialects.Rows, error)
 	// they close.
 	r.release = l
 	return r, nil
+}
+
+// readCall is the memory of a read: its rows and its call (acquireBound).
+type readCall struct {
+	rows rows
+	call call
 }
 
 // customPlan is the execution mode of aggregate reads: the unnamed
@@ -616,9 +634,18 @@ type querier interface {
 // query runs st on q; opts are pgx query options (an execution mode) sent
 // before its arguments.
 func (s *Source) query(ctx context.Context, q querier, st dialects.Stmt, opts ...any) (*rows, error) {
+	r := new(rows)
+	if err := s.run(r, ctx, q, st, opts...); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// run is query in r, unused until then.
+func (s *Source) run(r *rows, ctx context.Context, q querier, st dialects.Stmt, opts ...any) error {
 	// The rows, the arguments and the values of a short row are one
 	// allocation.
-	r := &rows{ctx: ctx, src: s}
+	r.ctx, r.src = ctx, s
 	args := r.argBuf[:0]
 	if n := len(st.Args) + 1 + len(opts); n > len(r.argBuf) {
 		args = make([]any, 0, n)
@@ -628,11 +655,10 @@ func (s *Source) query(ctx context.Context, q querier, st dialects.Stmt, opts ..
 	args = append(args, st.Args...)
 	pr, err := q.Query(ctx, st.SQL, args...)
 	if err != nil {
-		return nil, s.err(ctx, err)
+		return s.err(ctx, err)
 	}
 	fds := pr.FieldDescriptions()
-	sh := s.shapeOf(st.SQL, fds, pr)
-	r.rows, r.cols, r.dec, r.text = pr, sh.cols, sh.dec, sh.text
+	r.rows, r.sh = pr, s.shapeOf(st.SQL, fds, pr)
 	if len(fds) <= len(r.valBuf) {
 		r.vals = r.valBuf[:len(fds)]
 	} else {
@@ -644,10 +670,10 @@ func (s *Source) query(ctx context.Context, q querier, st dialects.Stmt, opts ..
 	if !r.hasRow {
 		if err := pr.Err(); err != nil {
 			pr.Close()
-			return nil, s.err(ctx, err)
+			return s.err(ctx, err)
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // shape is what a result's field descriptions make of it: its columns and
@@ -752,9 +778,7 @@ type rows struct {
 	ctx  context.Context
 	src  *Source
 	rows pgx.Rows
-	cols []dialects.Column
-	dec  []decodeFunc
-	text []cellText
+	sh   *shape // its columns, decoders and text cells
 	vals []any
 	err  error
 	// release returns the connection of a read to the pool on Close.
@@ -770,7 +794,7 @@ type rows struct {
 	valBuf [16]any
 }
 
-func (r *rows) Columns() []dialects.Column { return r.cols }
+func (r *rows) Columns() []dialects.Column { return r.sh.cols }
 
 func (r *rows) Next() bool {
 	if r.err != nil {
@@ -789,15 +813,16 @@ func (r *rows) Values() ([]any, error) {
 		return nil, r.err
 	}
 	raw := r.rows.RawValues()
-	if len(raw) != len(r.dec) {
-		r.err = fault.New(fault.Internal, "row has %d values for %d columns", len(raw), len(r.dec))
+	sh := r.sh
+	if len(raw) != len(sh.dec) {
+		r.err = fault.New(fault.Internal, "row has %d values for %d columns", len(raw), len(sh.dec))
 		return nil, r.err
 	}
 	// The cells whose text is their value share one copy of the row's
 	// text: one allocation a row rather than one a cell.
 	n := 0
 	for i, src := range raw {
-		if r.text[i] != decoded {
+		if sh.text[i] != decoded {
 			n += len(src)
 		}
 	}
@@ -810,16 +835,16 @@ func (r *rows) Values() ([]any, error) {
 			r.vals[i] = nil
 			continue
 		}
-		if t := r.text[i]; t != decoded {
+		if t := sh.text[i]; t != decoded {
 			// text never grows past n: its strings stay as written.
 			start := len(text)
 			text = append(text, src...)
 			r.vals[i] = textValue(t, unsafe.String(unsafe.SliceData(text[start:]), len(src)))
 			continue
 		}
-		v, err := r.dec[i](src)
+		v, err := sh.dec[i](src)
 		if err != nil {
-			r.err = fault.Wrap(fault.Internal, err, "cannot decode column %q", r.cols[i].Name)
+			r.err = fault.Wrap(fault.Internal, err, "cannot decode column %q", sh.cols[i].Name)
 			return nil, r.err
 		}
 		r.vals[i] = v
@@ -942,7 +967,7 @@ func (s *Source) insertChunks(ctx context.Context, q querier, stmts []dialects.S
 		if err := r.Close(); err != nil {
 			return dialects.WriteResult{}, err
 		}
-		res.Columns = r.cols
+		res.Columns = r.sh.cols
 		res.RowsAffected += r.rows.CommandTag().RowsAffected()
 	}
 	return res, nil
@@ -990,7 +1015,7 @@ func (s *Source) CheckValues(ctx context.Context, t *dialects.Table, tests []dia
 	if err != nil {
 		return nil, err
 	}
-	ctx, conn, l, err := s.acquireBound(ctx)
+	ctx, conn, l, err := s.acquireBound(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
