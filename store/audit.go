@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -183,6 +185,11 @@ func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
 			entries[i].ID = auditIDs.next(entries[i].At)
 		}
 	}
+	if s.pgcfg == nil { // SQLite
+		if ok, err := s.appendAuditRaw(ctx, entries); ok {
+			return err
+		}
+	}
 	// Prepared before the transaction begins (see hotQueries).
 	for rest := len(entries); rest > 0; {
 		c := auditChunkFor(rest)
@@ -192,55 +199,214 @@ func (s *Store) AppendAudit(ctx context.Context, entries []AuditEntry) error {
 		}
 		rest %= c.n
 	}
-	return s.record(ctx, "store: append audit log", func(tx *sql.Tx) error {
+	return s.record(ctx, opAppendAudit, func(tx *sql.Tx) error {
 		p := prepared{s, tx}
 		args := make([]any, 0, min(len(entries), auditRowsPerInsert)*14)
-		// A batch's entries mostly share a principal, a face, an object,
-		// an action and an outcome: those values are boxed (and the roles
-		// encoded) once per run of equal ones, not once per row.
-		var lastRoles []string
-		var lastText any
-		var project, identityID, identity, face, object, action, outcome boxed
-		for start := 0; start < len(entries); {
-			c := auditChunkFor(len(entries) - start)
-			n := c.n
-			args = args[:0]
-			chunk := entries[start : start+n]
-			if c.shared != "" && sharedChunk(chunk) {
-				e := &chunk[0]
+		return auditArgs(entries, args, func(query string, args []any) error {
+			_, err := p.ExecContext(ctx, query, args...)
+			return err
+		})
+	})
+}
+
+const opAppendAudit = "store: append audit log"
+
+// auditArgs calls exec with the INSERT of each chunk of entries, in order,
+// and its bound values (in args, reused from chunk to chunk).
+func auditArgs(entries []AuditEntry, args []any, exec func(query string, args []any) error) error {
+	// A batch's entries mostly share a principal, a face, an object, an
+	// action and an outcome: those values are boxed (and the roles encoded)
+	// once per run of equal ones, not once per row.
+	var lastRoles []string
+	var lastText any
+	var project, identityID, identity, face, object, action, outcome boxed
+	for start := 0; start < len(entries); {
+		c := auditChunkFor(len(entries) - start)
+		n := c.n
+		args = args[:0]
+		chunk := entries[start : start+n]
+		start += n
+		if c.shared != "" && sharedChunk(chunk) {
+			e := &chunk[0]
+			roles, err := json.Marshal(nonNil(e.Roles))
+			if err != nil {
+				return fault.Wrap(fault.Internal, err, "store: encode audit roles")
+			}
+			args = append(args, e.ProjectID, e.IdentityID, e.Identity, string(roles), e.Face, e.Object, e.Action, e.Outcome, e.Message)
+			for i := range chunk {
+				e := &chunk[i]
+				args = append(args, e.ID, e.At.UnixNano(), e.Rows, e.RequestID, int64(e.Duration))
+			}
+			if err := exec(c.shared, args); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, e := range chunk {
+			if lastText == nil || !slices.Equal(e.Roles, lastRoles) {
 				roles, err := json.Marshal(nonNil(e.Roles))
 				if err != nil {
 					return fault.Wrap(fault.Internal, err, "store: encode audit roles")
 				}
-				args = append(args, e.ProjectID, e.IdentityID, e.Identity, string(roles), e.Face, e.Object, e.Action, e.Outcome, e.Message)
-				for i := range chunk {
-					e := &chunk[i]
-					args = append(args, e.ID, e.At.UnixNano(), e.Rows, e.RequestID, int64(e.Duration))
-				}
-				if _, err := p.ExecContext(ctx, c.shared, args...); err != nil {
-					return err
-				}
-				start += n
-				continue
+				lastRoles, lastText = e.Roles, string(roles)
 			}
-			for _, e := range chunk {
-				if lastText == nil || !slices.Equal(e.Roles, lastRoles) {
-					roles, err := json.Marshal(nonNil(e.Roles))
-					if err != nil {
-						return fault.Wrap(fault.Internal, err, "store: encode audit roles")
-					}
-					lastRoles, lastText = e.Roles, string(roles)
-				}
-				args = append(args, e.ID, e.At.UnixNano(), project.of(e.ProjectID), identityID.of(e.IdentityID), identity.of(e.Identity), lastText,
-					face.of(e.Face), object.of(e.Object), action.of(e.Action), e.Rows, outcome.of(e.Outcome), e.Message, e.RequestID, int64(e.Duration))
-			}
-			if _, err := p.ExecContext(ctx, c.insert, args...); err != nil {
-				return err
-			}
-			start += n
+			args = append(args, e.ID, e.At.UnixNano(), project.of(e.ProjectID), identityID.of(e.IdentityID), identity.of(e.Identity), lastText,
+				face.of(e.Face), object.of(e.Object), action.of(e.Action), e.Rows, outcome.of(e.Outcome), e.Message, e.RequestID, int64(e.Duration))
+		}
+		if err := exec(c.insert, args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// auditConn is the SQLite connection AppendAudit writes on, through the
+// driver: its INSERTs prepared on it once, their values bound without
+// database/sql's conversions, its pool and its transaction, which cost
+// about as much CPU as binding them (a third of the writer's CPU before).
+// One batch at a time writes on it (mu); a batch that fails lets the
+// connection go, and the next takes a new one. PostgreSQL writes through
+// the pool: there a batch costs its round trips, not database/sql.
+type auditConn struct {
+	mu     sync.Mutex
+	closed bool
+	conn   *sql.Conn
+	// stmts are the statements prepared on conn, by query.
+	stmts map[string]driver.Stmt
+	// args and named are reused from batch to batch.
+	args  []any
+	named []driver.NamedValue
+}
+
+// errAuditNoRaw: the driver lacks what appendAuditRaw needs.
+var errAuditNoRaw = errors.New("store: the driver cannot run the audit log's statements directly")
+
+// appendAuditRaw is AppendAudit on the store's audit connection. It reports
+// false, having written nothing, when that connection cannot be used (the
+// store closed, or a driver without prepared statements, transactions or
+// execution with a context); AppendAudit then writes through the pool.
+func (s *Store) appendAuditRaw(ctx context.Context, entries []AuditEntry) (bool, error) {
+	a := &s.audit
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return false, nil
+	}
+	if a.conn == nil {
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return true, dbErr(err, opAppendAudit)
+		}
+		a.conn, a.stmts = conn, map[string]driver.Stmt{}
+	}
+	var werr error
+	err := a.conn.Raw(func(dc any) error {
+		if werr = a.write(ctx, dc, entries); werr != nil {
+			// A connection a write failed on may be left in any state:
+			// database/sql closes it rather than pooling it again.
+			a.closeStmts()
+			return driver.ErrBadConn
 		}
 		return nil
 	})
+	if werr == nil {
+		werr = err
+	}
+	if werr != nil {
+		a.conn.Close()
+		a.conn, a.stmts = nil, nil
+	}
+	// Keep no entry's strings alive until the next batch.
+	clear(a.args[:cap(a.args)])
+	clear(a.named[:cap(a.named)])
+	switch {
+	case werr == nil:
+		return true, nil
+	case errors.Is(werr, errAuditNoRaw):
+		return false, nil
+	}
+	var fe *fault.Error
+	if errors.As(werr, &fe) {
+		return true, werr
+	}
+	return true, dbErr(werr, opAppendAudit)
+}
+
+// write writes entries in one transaction on the driver connection dc.
+func (a *auditConn) write(ctx context.Context, dc any, entries []AuditEntry) error {
+	prep, ok := dc.(driver.ConnPrepareContext)
+	if !ok {
+		return errAuditNoRaw
+	}
+	begin, ok := dc.(driver.ConnBeginTx)
+	if !ok {
+		return errAuditNoRaw
+	}
+	// Prepared before the transaction begins, so that the write lock is
+	// held only while writing.
+	for rest := len(entries); rest > 0; {
+		c := auditChunkFor(rest)
+		for _, q := range []string{c.insert, c.shared} {
+			if _, ok := a.stmts[q]; !ok && q != "" {
+				st, err := prep.PrepareContext(ctx, q)
+				if err != nil {
+					return err
+				}
+				if _, ok := st.(driver.StmtExecContext); !ok {
+					st.Close()
+					return errAuditNoRaw
+				}
+				a.stmts[q] = st
+			}
+		}
+		rest %= c.n
+	}
+	tx, err := begin.BeginTx(ctx, driver.TxOptions{})
+	if err != nil {
+		return err
+	}
+	if a.args == nil {
+		a.args = make([]any, 0, auditRowsPerInsert*14)
+	}
+	err = auditArgs(entries, a.args, func(query string, args []any) error {
+		named := a.named[:0]
+		for i, v := range args {
+			named = append(named, driver.NamedValue{Ordinal: i + 1, Value: v})
+		}
+		a.named = named
+		_, err := a.stmts[query].(driver.StmtExecContext).ExecContext(ctx, named)
+		return err
+	})
+	if err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// closeStmts closes the statements prepared on the audit connection, mu
+// held.
+func (a *auditConn) closeStmts() {
+	for q, st := range a.stmts {
+		st.Close()
+		delete(a.stmts, q)
+	}
+}
+
+// close lets the audit connection go for good (Close).
+func (a *auditConn) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.closed = true
+	if a.conn == nil {
+		return
+	}
+	_ = a.conn.Raw(func(any) error {
+		a.closeStmts()
+		return nil
+	})
+	a.conn.Close()
+	a.conn, a.stmts = nil, nil
 }
 
 // boxed keeps the last string of a column of an audit batch as a bound

@@ -69,6 +69,8 @@ type Store struct {
 	// checker groups the session checks of read-only calls
 	// (session_check.go).
 	checker sessionChecker
+	// audit is the connection the audit log is written on (audit.go).
+	audit auditConn
 	// closing ends with Close (shut), and with it the Changes channels.
 	closing context.Context
 	shut    context.CancelFunc
@@ -202,6 +204,7 @@ func (s *Store) Close() error {
 	s.shut()
 	s.closeJournal()
 	s.checker.closeRaw()
+	s.audit.close()
 	s.closeStmts()
 	if err := s.db.Close(); err != nil {
 		return fault.Wrap(fault.Internal, err, "store: close")

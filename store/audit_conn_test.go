@@ -1,0 +1,104 @@
+package store
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/littlebitlabs/minimal/fault"
+)
+
+// TestAuditFailedBatch: a batch the store refuses (here: an id already
+// stored) leaves none of its rows, and the batches after it are written
+// whole (on SQLite, on the new connection that replaces the one the batch
+// failed on).
+func TestAuditFailedBatch(t *testing.T) {
+	eachBackend(t, func(t *testing.T) {
+		s, _ := newStore(t)
+		ctx := t.Context()
+		_, p, _ := tenant(t, s, "fab")
+		base := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+		batch := func(from, n int) []AuditEntry {
+			b := make([]AuditEntry, n)
+			for i := range b {
+				k := from + i
+				b[i] = auditEntry(p.ID, "alice", "pg/public/t", "read", "ok", base.Add(time.Duration(k)*time.Millisecond))
+				b[i].ID, b[i].RequestID = fmt.Sprintf("0000-%04d", k), fmt.Sprint("req-", k)
+			}
+			return b
+		}
+		first := batch(0, 60)
+		if err := s.AppendAudit(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		bad := batch(60, 75)
+		bad[70].ID = first[3].ID
+		wantKind(t, s.AppendAudit(ctx, bad), fault.Conflict)
+		last := batch(200, 57)
+		if err := s.AppendAudit(ctx, last); err != nil {
+			t.Fatalf("batch after a failed one: %v", err)
+		}
+		sameNewestFirst(t, p.ID, auditPages(t, s, p.ID, MaxAuditLimit), append(first, last...))
+	})
+}
+
+// TestAuditConcurrentAppends: batches appended at once by several
+// goroutines are each written whole.
+func TestAuditConcurrentAppends(t *testing.T) {
+	eachBackend(t, func(t *testing.T) {
+		s, _ := newStore(t)
+		ctx := t.Context()
+		_, p, _ := tenant(t, s, "cap")
+		base := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+		const writers, batches, size = 4, 5, 73
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*batches)
+		for w := range writers {
+			wg.Go(func() {
+				for b := range batches {
+					batch := make([]AuditEntry, size)
+					for i := range batch {
+						k := (w*batches+b)*size + i
+						batch[i] = auditEntry(p.ID, fmt.Sprint("u", w), "pg/public/t", "read", "ok", base.Add(time.Duration(k)*time.Millisecond))
+						batch[i].ID = fmt.Sprintf("0000-%05d", k)
+					}
+					errs <- s.AppendAudit(ctx, batch)
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := auditPages(t, s, p.ID, MaxAuditLimit)
+		if len(got) != writers*batches*size {
+			t.Fatalf("%d entries stored, want %d", len(got), writers*batches*size)
+		}
+		for j, e := range got {
+			if want := fmt.Sprintf("0000-%05d", len(got)-1-j); e.ID != want {
+				t.Fatalf("entry %d is %s, want %s", j, e.ID, want)
+			}
+		}
+	})
+}
+
+// TestAuditAfterClose: once the store is closed, AppendAudit fails rather
+// than writing on a connection of its own.
+func TestAuditAfterClose(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	_, p, _ := tenant(t, s, "aac")
+	if err := s.AppendAudit(ctx, []AuditEntry{auditEntry(p.ID, "alice", "pg/public/t", "read", "ok", time.Now())}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendAudit(ctx, []AuditEntry{auditEntry(p.ID, "alice", "pg/public/t", "read", "ok", time.Now())}); err == nil {
+		t.Fatal("AppendAudit after Close succeeded")
+	}
+}
