@@ -18,11 +18,11 @@ func TestCallTimers(t *testing.T) {
 	hour := time.Now().Add(time.Hour)
 
 	t.Run("set again", func(t *testing.T) {
-		a := newCall(bg, hour)
+		a := startCall(bg, hour)
 		if !a.stopTimer() {
 			t.Fatal("a's timer went off")
 		}
-		b := newCall(bg, hour) // likely a's timer
+		b := startCall(bg, hour) // likely a's timer
 		defer b.end()
 		a.setDeadline(time.Now().Add(20 * time.Millisecond))
 		select {
@@ -44,13 +44,13 @@ func TestCallTimers(t *testing.T) {
 	})
 
 	t.Run("gone off", func(t *testing.T) {
-		a := newCall(bg, time.Now().Add(time.Millisecond))
+		a := startCall(bg, time.Now().Add(time.Millisecond))
 		<-a.Done()
 		if a.stopTimer() {
 			t.Fatal("stopTimer reported true for a timer that went off")
 		}
 		a.end()
-		b := newCall(bg, hour)
+		b := startCall(bg, hour)
 		time.Sleep(10 * time.Millisecond)
 		if err := b.Err(); err != nil {
 			t.Fatalf("b: %v", err)
@@ -77,12 +77,19 @@ func TestCallTimers(t *testing.T) {
 	})
 }
 
-// oneCall runs a call through newCall, stopTimer, setDeadline and end with
+// startCall is a call of ctx ending at deadline (call.start).
+func startCall(ctx context.Context, deadline time.Time) *call {
+	c := new(call)
+	c.start(ctx, deadline)
+	return c
+}
+
+// oneCall runs a call through start, stopTimer, setDeadline and end with
 // short random deadlines, and checks that it ended when and as it should.
 func oneCall(t *testing.T) {
 	d := func() time.Duration { return time.Duration(rand.IntN(300)) * time.Microsecond }
 	deadline := time.Now().Add(d())
-	c := newCall(context.Background(), deadline)
+	c := startCall(context.Background(), deadline)
 	time.Sleep(d())
 	if c.stopTimer() {
 		if err := c.Err(); err != nil {

@@ -287,13 +287,6 @@ type call struct {
 	lease lease
 }
 
-// newCall makes the call context of ctx ending at deadline.
-func newCall(ctx context.Context, deadline time.Time) *call {
-	c := new(call)
-	c.start(ctx, deadline)
-	return c
-}
-
 // start makes c, unused until then, the call context of ctx ending at
 // deadline.
 func (c *call) start(ctx context.Context, deadline time.Time) {
