@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -272,10 +273,12 @@ func isEmptyGroup(v slog.Value) bool {
 
 func (s *jsonState) appendKey(key string) {
 	if s.sep {
-		s.buf = append(s.buf, ',')
+		s.buf = append(s.buf, ',', '"')
+	} else {
+		s.buf = append(s.buf, '"')
 	}
-	s.appendString(key)
-	s.buf = append(s.buf, ':')
+	s.buf = appendEscaped(s.buf, key, false)
+	s.buf = append(s.buf, '"', ':')
 	s.sep = true
 }
 
@@ -371,19 +374,90 @@ var errYearRange = errors.New("time.Time year outside of range [0,9999]")
 
 // appendTime is slog's appendJSONTime: RFC 3339 with nanoseconds, after an
 // error string for a year RFC 3339 cannot write.
+//
+// The second of the last time written, and its zone, are kept formatted
+// (lastSecond): lines come many a second, and a time of that second in the
+// same location only adds its nanoseconds.
 func (s *jsonState) appendTime(t time.Time) {
-	if y := t.Year(); y < 0 || y >= 10000 {
+	sec, loc := t.Unix(), t.Location()
+	if p := lastSecond.Load(); p != nil && p.sec == sec && p.loc == loc {
+		s.buf = append(s.buf, '"')
+		s.buf = append(s.buf, p.date[:]...)
+		s.buf = appendNanos(s.buf, t.Nanosecond())
+		s.buf = append(s.buf, p.zone...)
+		s.buf = append(s.buf, '"')
+		return
+	}
+	y := t.Year()
+	if y < 0 || y >= 10000 {
 		s.appendString(fmt.Sprintf("!ERROR:%v", errYearRange))
 	}
 	s.buf = append(s.buf, '"')
+	start := len(s.buf)
 	s.buf = t.AppendFormat(s.buf, time.RFC3339Nano)
+	if y >= 0 && y < 10000 {
+		p := &formattedSecond{sec: sec, loc: loc}
+		f := s.buf[start:]
+		copy(p.date[:], f)
+		p.zone = string(f[len(p.date)+len(appendNanos(nil, t.Nanosecond())):])
+		lastSecond.Store(p)
+	}
 	s.buf = append(s.buf, '"')
 }
 
+// formattedSecond is a second of a location in RFC 3339: its date and
+// clock ("2006-01-02T15:04:05") and its zone ("Z", "+05:30"), which
+// time's layout writes around the nanoseconds. Both depend only on the
+// second and the location: a location does not change once made.
+type formattedSecond struct {
+	sec  int64
+	loc  *time.Location
+	date [19]byte
+	zone string
+}
+
+// lastSecond is the second appendTime wrote last, nil before one.
+var lastSecond atomic.Pointer[formattedSecond]
+
+// appendNanos writes ns (under a second) as RFC3339Nano does: nothing
+// for 0, else a dot and the nine digits without trailing zeros.
+func appendNanos(b []byte, ns int) []byte {
+	if ns == 0 {
+		return b
+	}
+	var d [10]byte
+	d[0] = '.'
+	for i := 9; i >= 1; i-- {
+		d[i] = byte('0' + ns%10)
+		ns /= 10
+	}
+	n := 10
+	for d[n-1] == '0' {
+		n--
+	}
+	return append(b, d[:n]...)
+}
+
+// millisMax bounds the floats appendJSONFloat writes as thousandths: below
+// it a float's spacing (under 2^-23) is far finer than 0.001.
+const millisMax = 1e9
+
 // appendJSONFloat writes a finite f as encoding/json does (ES6 number to
 // string: %f, or %e between 1e-6 and 1e21 exclusive, exponent unpadded).
+//
+// A float that is a whole number of thousandths (m/1000, as the request
+// line's milliseconds are made) is written as that decimal without
+// strconv's search for the shortest: below millisMax the decimal is the
+// shortest that reads back as f. Every other decimal of at most as many
+// digits is a multiple of 10^-k (k < 3 the decimal's fraction digits), at
+// least 0.001 away from it, so outside the half-spacing of f around it.
 func appendJSONFloat(b []byte, f float64) []byte {
 	abs := math.Abs(f)
+	if abs < millisMax && abs != 0 {
+		if m := math.Round(f * 1000); m/1000 == f {
+			return appendMillis(b, int64(m))
+		}
+	}
 	format := byte('f')
 	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
@@ -397,6 +471,26 @@ func appendJSONFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
+}
+
+// appendMillis writes m/1000 in decimal, without trailing zeros in its
+// fraction (m is not 0).
+func appendMillis(b []byte, m int64) []byte {
+	if m < 0 {
+		b = append(b, '-')
+		m = -m
+	}
+	b = strconv.AppendInt(b, m/1000, 10)
+	r := m % 1000
+	if r == 0 {
+		return b
+	}
+	d := [4]byte{'.', byte('0' + r/100), byte('0' + r/10%10), byte('0' + r%10)}
+	n := 4
+	for d[n-1] == '0' {
+		n--
+	}
+	return append(b, d[:n]...)
 }
 
 // appendStrings writes ss as encoding/json marshals a []string.
@@ -438,6 +532,19 @@ func safe8(x uint64) bool {
 	return bad == 0
 }
 
+// load8 is the 8 bytes of s from i, the first the lowest.
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// load4 is the 4 bytes of s from i, the first the lowest.
+func load4(s string, i int) uint32 {
+	s = s[i : i+4]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
 // appendEscaped appends s escaped for a JSON string, without the quotes:
 // slog's escaping when marshal is false (control bytes as \u00XX but \n,
 // \r and \t), encoding/json's when it is true (\b and \f too). Both write
@@ -445,18 +552,20 @@ func safe8(x uint64) bool {
 // HTML.
 func appendEscaped(b []byte, s string, marshal bool) []byte {
 	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		if !safe8(x) {
-			break
+	if n := len(s); n >= 8 {
+		for ; i+8 <= n; i += 8 {
+			if !safe8(load8(s, i)) {
+				break
+			}
 		}
-	}
-	if n := len(s); i < n && n >= 8 && i+8 > n {
 		// the last 8 bytes, overlapping those checked
-		x := uint64(s[n-8]) | uint64(s[n-7])<<8 | uint64(s[n-6])<<16 | uint64(s[n-5])<<24 |
-			uint64(s[n-4])<<32 | uint64(s[n-3])<<40 | uint64(s[n-2])<<48 | uint64(s[n-1])<<56
-		if safe8(x) {
+		if i < n && i+8 > n && safe8(load8(s, n-8)) {
+			i = n
+		}
+	} else if n >= 4 {
+		// the first and the last 4 bytes, overlapping: most keys and
+		// many values are this short
+		if safe8(uint64(load4(s, 0)) | uint64(load4(s, n-4))<<32) {
 			i = n
 		}
 	}
