@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -100,5 +102,41 @@ func TestAuditAfterClose(t *testing.T) {
 	}
 	if err := s.AppendAudit(ctx, []AuditEntry{auditEntry(p.ID, "alice", "pg/public/t", "read", "ok", time.Now())}); err == nil {
 		t.Fatal("AppendAudit after Close succeeded")
+	}
+}
+
+// TestAuditWALBounded: the audit connection leaves SQLite's automatic
+// checkpoints as they are (at 1000 pages, about 4 MB): the write-ahead log
+// stays under walBound while checkpoints carry the log into the database
+// (which grows only by them) past 8 MB.
+func TestAuditWALBounded(t *testing.T) {
+	t.Setenv(EnvControlDSN, "")
+	s, dir := newStore(t)
+	ctx := t.Context()
+	_, p, _ := tenant(t, s, "wal")
+	const walBound = 6 << 20
+	base := time.Now().UTC()
+	size := func(name string) int64 {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	for k := 0; size(DBFile) < 8<<20; k++ {
+		if k > 1000 {
+			t.Fatalf("the database is %d bytes after %d batches", size(DBFile), k)
+		}
+		batch := make([]AuditEntry, auditBatch)
+		for i := range batch {
+			batch[i] = auditEntry(p.ID, "alice", "pg/public/t", "read", "ok", base.Add(time.Duration(k*auditBatch+i)))
+			batch[i].RequestID = fmt.Sprintf("gw-1764628800123456789-%06d", k*auditBatch+i)
+		}
+		if err := s.AppendAudit(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		if wal := size(DBFile + "-wal"); wal > walBound {
+			t.Fatalf("the WAL is %d bytes after %d batches (database %d bytes)", wal, k+1, size(DBFile))
+		}
 	}
 }
