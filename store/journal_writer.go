@@ -367,6 +367,10 @@ func (s *Store) writeJournal(batch []*journalOp) {
 		return
 	}
 	if len(batch) > 1 {
+		// Prepared before the transaction begins (see hotQueries).
+		for _, q := range finishUpdates {
+			_, _ = s.stmt(ctx, q)
+		}
 		err := s.record(ctx, "store: journal calls", func(tx *sql.Tx) error {
 			if err := s.lockSessions(ctx, tx, batch); err != nil {
 				return err
@@ -376,15 +380,7 @@ func (s *Store) writeJournal(batch []*journalOp) {
 			if err := s.appendAccepted(ctx, prepared{s, tx}, batch); err != nil {
 				return err
 			}
-			for _, op := range batch {
-				if op.accepted {
-					continue
-				}
-				if err := s.applyJournal(ctx, prepared{s, tx}, op); err != nil {
-					return err
-				}
-			}
-			return nil
+			return s.applyRest(ctx, prepared{s, tx}, batch)
 		})
 		if err == nil {
 			return
@@ -613,6 +609,102 @@ func insertEntries(ctx context.Context, tx prepared, ops []*journalOp) error {
 				return err
 			}
 			ops = ops[n:]
+		}
+	}
+	return nil
+}
+
+// applyRest writes the operations of batch but the accepted begins, in
+// their order (applyJournal); a run of outcomes between two begins goes in
+// a few multi-row UPDATEs (finishEntries).
+func (s *Store) applyRest(ctx context.Context, tx prepared, batch []*journalOp) error {
+	var run []*journalOp
+	for _, op := range batch {
+		switch {
+		case op.accepted:
+			continue
+		case !op.begin:
+			run = append(run, op)
+			continue
+		}
+		if err := s.finishEntries(ctx, tx, run); err != nil {
+			return err
+		}
+		run = run[:0]
+		if err := s.applyJournal(ctx, tx, op); err != nil {
+			return err
+		}
+	}
+	return s.finishEntries(ctx, tx, run)
+}
+
+// finishChunks are the numbers of rows of the multi-row UPDATEs of
+// outcomes (finishEntries), largest first; finishUpdates their statements.
+var (
+	finishChunks  = []int{16, 4}
+	finishUpdates = func() []string {
+		q := make([]string, len(finishChunks))
+		for i, n := range finishChunks {
+			q[i] = finishCalls(n)
+		}
+		return q
+	}()
+)
+
+// finishCalls is the UPDATE of the outcomes of n entries, each row of its
+// VALUES an entry's session, Seq, outcome, message, rows_count and
+// duration_ns. The CASTs type the integers of the VALUES for PostgreSQL;
+// the columns of a VALUES list are named column1, column2, … on both.
+func finishCalls(n int) string {
+	return `UPDATE session_calls SET outcome = v.column3, message = v.column4, rows_count = v.column5, duration_ns = v.column6
+FROM (VALUES (?, CAST(? AS BIGINT), ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT))` +
+		strings.Repeat(", (?, CAST(? AS BIGINT), ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT))", n-1) +
+		`) AS v WHERE session_calls.session_id = v.column1 AND session_calls.seq = v.column2`
+}
+
+// finishEntries writes the outcomes ops carry, in order, in as few UPDATEs
+// as finishChunks allow. A chunk that updates fewer entries than it has
+// rows — an unknown entry, or one entry's outcome twice — is written again
+// an outcome at a time (applyJournal: the same values, the last outcome of
+// an entry last, NotFound for an unknown one).
+func (s *Store) finishEntries(ctx context.Context, tx prepared, ops []*journalOp) error {
+	if len(ops) < finishChunks[len(finishChunks)-1] {
+		for _, op := range ops {
+			if err := s.applyJournal(ctx, tx, op); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	args := make([]any, 0, 6*min(len(ops), finishChunks[0]))
+	for k, n := range finishChunks {
+		for len(ops) >= n {
+			args = args[:0]
+			for _, op := range ops[:n] {
+				e := &op.entry
+				args = append(args, e.SessionID, e.Seq, e.Outcome, e.Message, e.Rows, int64(e.Duration))
+			}
+			res, err := tx.ExecContext(ctx, finishUpdates[k], args...)
+			if err != nil {
+				return err
+			}
+			updated, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			if updated != int64(n) {
+				for _, op := range ops[:n] {
+					if err := s.applyJournal(ctx, tx, op); err != nil {
+						return err
+					}
+				}
+			}
+			ops = ops[n:]
+		}
+	}
+	for _, op := range ops {
+		if err := s.applyJournal(ctx, tx, op); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"testing"
+	"time"
+
+	"github.com/littlebitlabs/minimal/fault"
+)
+
+func TestJournalOutcomesBatched(t *testing.T) { eachBackend(t, testJournalOutcomesBatched) }
+
+// testJournalOutcomesBatched: one transaction of the writer with many
+// outcomes (written in multi-row UPDATEs) and a call begun between them
+// gives each what outcomes written one at a time give: an unknown entry's
+// outcome NotFound and nothing written for it, an entry's second outcome
+// the one that stays, every other outcome on its entry, and the call its
+// Seq.
+func testJournalOutcomesBatched(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "o")
+	var ids []string
+	for range 2 {
+		ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
+		ids = append(ids, ss.ID)
+	}
+	const n = 30
+	for range n {
+		for _, sid := range ids {
+			if _, _, err := s.BeginCall(ctx, CallStart{SessionID: sid, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "t", Arguments: `{}`}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The writer is idle (every call above has its answer): the batch is
+	// written here, as the writer writes one.
+	finish := func(sid string, seq int64, outcome string, rows int64) *journalOp {
+		return &journalOp{report: func(error) {}, entry: JournalEntry{SessionID: sid, Seq: seq, Done: true, Outcome: outcome, Message: "m", Rows: rows, Duration: time.Duration(rows)}}
+	}
+	var batch []*journalOp
+	for seq := int64(1); seq <= n; seq++ {
+		batch = append(batch, finish(ids[0], seq, "ok", seq))
+		if seq%2 == 0 {
+			batch = append(batch, finish(ids[1], seq, "E", seq))
+		}
+		switch seq {
+		case 5:
+			batch = append(batch, finish(ids[0], 999, "ok", 0))
+		case 7:
+			batch = append(batch, finish(ids[0], 3, "AGAIN", 333))
+		case 20:
+			batch = append(batch, &journalOp{begin: true, at: time.Now(), projectID: p.ID, identityID: id.ID,
+				entry: JournalEntry{SessionID: ids[1], Tool: "late", Arguments: `{}`}})
+		}
+	}
+	s.writeJournal(batch)
+	for _, op := range batch {
+		switch {
+		case op.begin:
+			if op.err != nil || op.entry.Seq != n+1 {
+				t.Fatalf("the call begun in the batch: seq %d, %v", op.entry.Seq, op.err)
+			}
+		case op.entry.Seq == 999:
+			wantKind(t, op.err, fault.NotFound)
+		case op.err != nil:
+			t.Fatalf("outcome of %d: %v", op.entry.Seq, op.err)
+		}
+	}
+	j := must[[]JournalEntry](t)(s.Journal(ctx, ids[0]))
+	if len(j) != n {
+		t.Fatalf("%d entries, want %d", len(j), n)
+	}
+	for _, e := range j {
+		want := JournalEntry{Outcome: "ok", Rows: e.Seq}
+		if e.Seq == 3 {
+			want = JournalEntry{Outcome: "AGAIN", Rows: 333}
+		}
+		if !e.Done || e.Outcome != want.Outcome || e.Message != "m" || e.Rows != want.Rows || e.Duration != time.Duration(want.Rows) {
+			t.Fatalf("entry %+v, want outcome %q rows %d", e, want.Outcome, want.Rows)
+		}
+	}
+	j = must[[]JournalEntry](t)(s.Journal(ctx, ids[1]))
+	if len(j) != n+1 {
+		t.Fatalf("%d entries, want %d", len(j), n+1)
+	}
+	for _, e := range j {
+		switch {
+		case e.Seq == n+1:
+			if e.Tool != "late" || e.Done {
+				t.Fatalf("the call begun in the batch: %+v", e)
+			}
+		case e.Seq%2 == 0:
+			if !e.Done || e.Outcome != "E" || e.Rows != e.Seq {
+				t.Fatalf("entry %+v, want outcome E", e)
+			}
+		case e.Done:
+			t.Fatalf("entry %+v has an outcome nobody gave", e)
+		}
+	}
+}
