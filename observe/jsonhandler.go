@@ -84,18 +84,19 @@ func (h *JSONHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 		return h
 	}
 	h2 := h.clone()
-	s := jsonState{h: h2, buf: h2.pre}
-	if len(s.buf) > 0 {
-		s.sep = s.buf[len(s.buf)-1] != '{'
+	s := jsonState{h: h2}
+	b := h2.pre
+	if len(b) > 0 {
+		s.sep = b[len(b)-1] != '{'
 	}
-	pos := len(s.buf)
-	s.openGroups()
-	if !s.appendAttrs(attrs) {
-		s.buf = s.buf[:pos]
+	pos := len(b)
+	b, ok := s.appendAttrs(s.openGroups(b), attrs)
+	if !ok {
+		b = b[:pos]
 	} else {
 		h2.nOpen = len(h2.groups)
 	}
-	h2.pre = s.buf
+	h2.pre = b
 	return h2
 }
 
@@ -117,100 +118,105 @@ var linePool = sync.Pool{New: func() any {
 // Handle writes r as one line.
 func (h *JSONHandler) Handle(_ context.Context, r slog.Record) error {
 	bp := linePool.Get().(*[]byte)
-	s := jsonState{h: h, buf: (*bp)[:0]}
-	s.buf = append(s.buf, '{')
+	s := jsonState{h: h}
+	b := append((*bp)[:0], '{')
 	if !r.Time.IsZero() {
-		s.buf = append(s.buf, `"time":`...)
+		b = append(b, `"time":`...)
 		s.sep = true
-		s.appendTime(r.Time.Round(0))
+		b = appendTime(b, r.Time.Round(0))
 	}
-	s.appendKey("level")
-	s.appendString(r.Level.String())
-	s.appendKey("msg")
-	s.appendString(r.Message)
-	s.appendNonBuiltIns(r)
-	s.buf = append(s.buf, '\n')
+	b = s.appendKey(b, "level")
+	b = appendString(b, r.Level.String())
+	b = s.appendKey(b, "msg")
+	b = appendString(b, r.Message)
+	b = s.appendNonBuiltIns(b, r)
+	b = append(b, '\n')
 
 	var err error
 	if h.mu != nil {
 		h.mu.Lock()
-		_, err = h.w.Write(s.buf)
+		_, err = h.w.Write(b)
 		h.mu.Unlock()
 	} else {
-		_, err = h.w.Write(s.buf)
+		_, err = h.w.Write(b)
 	}
-	if cap(s.buf) <= lineBufferMax {
-		*bp = s.buf[:0]
+	if cap(b) <= lineBufferMax {
+		*bp = b[:0]
 		linePool.Put(bp)
 	}
 	return err
 }
 
-// jsonState is one line (or WithAttrs' attributes) being formatted.
+// jsonState is one line (or WithAttrs' attributes) being formatted. The
+// line itself is passed from function to function and returned, as
+// append does, not kept here: a slice kept behind a pointer costs a write
+// barrier on every append while the collector marks.
 type jsonState struct {
 	h   *JSONHandler
-	buf []byte
 	sep bool // a comma goes before the next key
 }
 
-func (s *jsonState) appendNonBuiltIns(r slog.Record) {
+func (s *jsonState) appendNonBuiltIns(b []byte, r slog.Record) []byte {
 	h := s.h
 	if len(h.pre) > 0 {
 		if s.sep {
-			s.buf = append(s.buf, ',')
+			b = append(b, ',')
 		}
-		s.buf = append(s.buf, h.pre...)
+		b = append(b, h.pre...)
 		s.sep = h.pre[len(h.pre)-1] != '{'
 	}
 	nOpen := h.nOpen
 	if r.NumAttrs() > 0 {
-		pos := len(s.buf)
-		s.openGroups()
+		pos := len(b)
+		b = s.openGroups(b)
 		nOpen = len(h.groups)
 		empty := true
 		r.Attrs(func(a slog.Attr) bool {
-			if s.appendAttr(a) {
+			var ok bool
+			if b, ok = s.appendAttr(b, a); ok {
 				empty = false
 			}
 			return true
 		})
 		if empty {
-			s.buf = s.buf[:pos]
+			b = b[:pos]
 			nOpen = h.nOpen
 		}
 	}
 	for range nOpen {
-		s.buf = append(s.buf, '}')
+		b = append(b, '}')
 	}
-	s.buf = append(s.buf, '}')
+	return append(b, '}')
 }
 
-func (s *jsonState) openGroups() {
+func (s *jsonState) openGroups(b []byte) []byte {
 	for _, n := range s.h.groups[s.h.nOpen:] {
-		s.openGroup(n)
+		b = s.openGroup(b, n)
 	}
+	return b
 }
 
-func (s *jsonState) openGroup(name string) {
-	s.appendKey(name)
-	s.buf = append(s.buf, '{')
+func (s *jsonState) openGroup(b []byte, name string) []byte {
+	b = s.appendKey(b, name)
 	s.sep = false
+	return append(b, '{')
 }
 
-func (s *jsonState) appendAttrs(as []slog.Attr) bool {
+func (s *jsonState) appendAttrs(b []byte, as []slog.Attr) ([]byte, bool) {
 	nonEmpty := false
 	for _, a := range as {
-		if s.appendAttr(a) {
+		var ok bool
+		if b, ok = s.appendAttr(b, a); ok {
 			nonEmpty = true
 		}
 	}
-	return nonEmpty
+	return b, nonEmpty
 }
 
 // appendAttr follows slog's handleState.appendAttr, quirks included (a
 // keyed group whose attributes are all elided leaves no comma for the
 // next key), and reports whether it appended something.
-func (s *jsonState) appendAttr(a slog.Attr) bool {
+func (s *jsonState) appendAttr(b []byte, a slog.Attr) ([]byte, bool) {
 	v := a.Value
 	k := v.Kind()
 	if k == slog.KindLogValuer {
@@ -220,36 +226,36 @@ func (s *jsonState) appendAttr(a slog.Attr) bool {
 	if k == slog.KindAny {
 		x := v.Any()
 		if x == nil && a.Key == "" {
-			return false // slog's empty Attr
+			return b, false // slog's empty Attr
 		}
 		if src, ok := x.(*slog.Source); ok {
 			if src == nil || *src == (slog.Source{}) {
-				return false
+				return b, false
 			}
 			v, k = sourceGroup(src), slog.KindGroup
 		}
 	}
 	if k != slog.KindGroup {
-		s.appendKey(a.Key)
-		s.appendValue(v, k)
-		return true
+		b = s.appendKey(b, a.Key)
+		return appendValue(b, v, k), true
 	}
 	attrs := v.Group()
 	if len(attrs) > 0 {
-		pos := len(s.buf)
+		pos := len(b)
 		if a.Key != "" {
-			s.openGroup(a.Key)
+			b = s.openGroup(b, a.Key)
 		}
-		if !s.appendAttrs(attrs) {
-			s.buf = s.buf[:pos]
-			return false
+		var ok bool
+		if b, ok = s.appendAttrs(b, attrs); !ok {
+			return b[:pos], false
 		}
 		if a.Key != "" {
-			s.buf = append(s.buf, '}')
+			b = append(b, '}')
 			s.sep = true
 		}
+		return b, true
 	}
-	return true
+	return b, true
 }
 
 // sourceGroup is slog's Source.group.
@@ -271,74 +277,74 @@ func isEmptyGroup(v slog.Value) bool {
 	return v.Kind() == slog.KindGroup && len(v.Group()) == 0
 }
 
-func (s *jsonState) appendKey(key string) {
+func (s *jsonState) appendKey(b []byte, key string) []byte {
 	if s.sep {
-		s.buf = append(s.buf, ',', '"')
+		b = append(b, ',', '"')
 	} else {
-		s.buf = append(s.buf, '"')
+		b = append(b, '"')
 	}
-	s.buf = appendEscaped(s.buf, key, false)
-	s.buf = append(s.buf, '"', ':')
 	s.sep = true
+	b = appendEscaped(b, key, false)
+	return append(b, '"', ':')
 }
 
-func (s *jsonState) appendString(str string) {
-	s.buf = append(s.buf, '"')
-	s.buf = appendEscaped(s.buf, str, false)
-	s.buf = append(s.buf, '"')
+func appendString(b []byte, str string) []byte {
+	b = append(b, '"')
+	b = appendEscaped(b, str, false)
+	return append(b, '"')
 }
 
-func (s *jsonState) appendValue(v slog.Value, k slog.Kind) {
+func appendValue(b []byte, v slog.Value, k slog.Kind) []byte {
 	switch k {
 	case slog.KindString:
-		s.appendString(v.String())
+		return appendString(b, v.String())
 	case slog.KindInt64:
-		s.buf = strconv.AppendInt(s.buf, v.Int64(), 10)
+		return strconv.AppendInt(b, v.Int64(), 10)
 	case slog.KindUint64:
-		s.buf = strconv.AppendUint(s.buf, v.Uint64(), 10)
+		return strconv.AppendUint(b, v.Uint64(), 10)
 	case slog.KindFloat64:
 		f := v.Float64()
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			s.appendAny(f) // encoding/json's error
-			return
+			return appendAny(b, f) // encoding/json's error
 		}
-		s.buf = appendJSONFloat(s.buf, f)
+		return appendJSONFloat(b, f)
 	case slog.KindBool:
-		s.buf = strconv.AppendBool(s.buf, v.Bool())
+		return strconv.AppendBool(b, v.Bool())
 	case slog.KindDuration:
-		s.buf = strconv.AppendInt(s.buf, int64(v.Duration()), 10)
+		return strconv.AppendInt(b, int64(v.Duration()), 10)
 	case slog.KindTime:
-		s.appendTime(v.Time())
+		return appendTime(b, v.Time())
 	default: // slog.KindAny
 		x := v.Any()
 		if ss, ok := x.([]string); ok {
-			s.buf = appendStrings(s.buf, ss)
-			return
+			return appendStrings(b, ss)
 		}
-		s.appendAny(x)
+		return appendAny(b, x)
 	}
 }
 
 // appendAny writes a value of kind slog.KindAny as slog.JSONHandler does,
 // recovering from a panic of its methods the same way.
-func (s *jsonState) appendAny(x any) {
+func appendAny(b []byte, x any) (out []byte) {
+	pos := len(b)
 	defer func() {
 		if r := recover(); r != nil {
 			if v := reflect.ValueOf(x); v.Kind() == reflect.Pointer && v.IsNil() {
-				s.appendString("<nil>")
+				out = appendString(b[:pos], "<nil>")
 				return
 			}
-			s.appendString(fmt.Sprintf("!PANIC: %v", r))
+			out = appendString(b[:pos], fmt.Sprintf("!PANIC: %v", r))
 		}
 	}()
 	_, jm := x.(json.Marshaler)
 	if err, ok := x.(error); ok && !jm {
-		s.appendString(err.Error())
-		return
+		return appendString(b, err.Error())
 	}
-	if err := s.appendMarshal(x); err != nil {
-		s.appendString(fmt.Sprintf("!ERROR:%v", err))
+	out, err := appendMarshal(b, x)
+	if err != nil {
+		return appendString(b, fmt.Sprintf("!ERROR:%v", err))
 	}
+	return out
 }
 
 // jsonEncoder is a json.Encoder without HTML escaping over its buffer.
@@ -354,7 +360,7 @@ var jsonEncoderPool = sync.Pool{New: func() any {
 	return e
 }}
 
-func (s *jsonState) appendMarshal(x any) error {
+func appendMarshal(b []byte, x any) ([]byte, error) {
 	e := jsonEncoderPool.Get().(*jsonEncoder)
 	defer func() {
 		if e.buf.Cap() <= lineBufferMax {
@@ -363,11 +369,10 @@ func (s *jsonState) appendMarshal(x any) error {
 		}
 	}()
 	if err := e.enc.Encode(x); err != nil {
-		return err
+		return b, err
 	}
-	b := e.buf.Bytes()
-	s.buf = append(s.buf, b[:len(b)-1]...) // without Encode's newline
-	return nil
+	m := e.buf.Bytes()
+	return append(b, m[:len(m)-1]...), nil // without Encode's newline
 }
 
 var errYearRange = errors.New("time.Time year outside of range [0,9999]")
@@ -378,31 +383,30 @@ var errYearRange = errors.New("time.Time year outside of range [0,9999]")
 // The second of the last time written, and its zone, are kept formatted
 // (lastSecond): lines come many a second, and a time of that second in the
 // same location only adds its nanoseconds.
-func (s *jsonState) appendTime(t time.Time) {
+func appendTime(b []byte, t time.Time) []byte {
 	sec, loc := t.Unix(), t.Location()
 	if p := lastSecond.Load(); p != nil && p.sec == sec && p.loc == loc {
-		s.buf = append(s.buf, '"')
-		s.buf = append(s.buf, p.date[:]...)
-		s.buf = appendNanos(s.buf, t.Nanosecond())
-		s.buf = append(s.buf, p.zone...)
-		s.buf = append(s.buf, '"')
-		return
+		b = append(b, '"')
+		b = append(b, p.date[:]...)
+		b = appendNanos(b, t.Nanosecond())
+		b = append(b, p.zone...)
+		return append(b, '"')
 	}
 	y := t.Year()
 	if y < 0 || y >= 10000 {
-		s.appendString(fmt.Sprintf("!ERROR:%v", errYearRange))
+		b = appendString(b, fmt.Sprintf("!ERROR:%v", errYearRange))
 	}
-	s.buf = append(s.buf, '"')
-	start := len(s.buf)
-	s.buf = t.AppendFormat(s.buf, time.RFC3339Nano)
+	b = append(b, '"')
+	start := len(b)
+	b = t.AppendFormat(b, time.RFC3339Nano)
 	if y >= 0 && y < 10000 {
 		p := &formattedSecond{sec: sec, loc: loc}
-		f := s.buf[start:]
+		f := b[start:]
 		copy(p.date[:], f)
 		p.zone = string(f[len(p.date)+len(appendNanos(nil, t.Nanosecond())):])
 		lastSecond.Store(p)
 	}
-	s.buf = append(s.buf, '"')
+	return append(b, '"')
 }
 
 // formattedSecond is a second of a location in RFC 3339: its date and
