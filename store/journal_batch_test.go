@@ -1,6 +1,8 @@
 package store
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -96,5 +98,80 @@ func testJournalOutcomesBatched(t *testing.T) {
 		case e.Done:
 			t.Fatalf("entry %+v has an outcome nobody gave", e)
 		}
+	}
+}
+
+func TestJournalEntriesBatched(t *testing.T) { eachBackend(t, testJournalEntriesBatched) }
+
+// testJournalEntriesBatched: the entries of read-only calls one
+// transaction of the writer appends, in chunks whose rows share their
+// tool and outcome or not, running or done, in two sessions, are each
+// stored as the call gave it.
+func testJournalEntriesBatched(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "e")
+	var ids []string
+	for range 2 {
+		ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
+		ids = append(ids, ss.ID)
+	}
+	at := time.Now().Add(-time.Minute).Truncate(time.Microsecond)
+	want := map[string][]JournalEntry{}
+	var batch []*journalOp
+	add := func(sid string, e JournalEntry) {
+		e.SessionID, e.Seq = sid, int64(len(want[sid])+1)
+		e.StartedAt = at.Add(time.Duration(len(batch)) * time.Millisecond).UTC()
+		want[sid] = append(want[sid], e)
+		op := &journalOp{begin: true, accepted: true, touch: len(batch) == 0, at: e.StartedAt, projectID: p.ID, identityID: id.ID, entry: e}
+		op.entry.Seq = 0
+		batch = append(batch, op)
+	}
+	// Session 0: 16 alike (one shared chunk), 16 with a tool, an outcome
+	// or arguments of their own, 4 running, 3 alone; session 1 between.
+	for i := range 16 {
+		add(ids[0], JournalEntry{Tool: "auto_read_rows", Arguments: `{"page":1}`, Done: true, Outcome: "ok", Rows: int64(i), Duration: time.Duration(1000 + i)})
+	}
+	for i := range 16 {
+		e := JournalEntry{Tool: "auto_read_rows", Arguments: fmt.Sprintf(`{"page":%d}`, i), Done: true, Outcome: "ok", Rows: 100, Duration: time.Millisecond}
+		switch i % 4 {
+		case 1:
+			e.Tool = "meta_tables"
+		case 2:
+			e.Outcome, e.Message = "INVALID", fmt.Sprintf("bad %d", i)
+		case 3:
+			e.Done, e.Outcome, e.Rows, e.Duration = false, "", 0, 0
+		}
+		add(ids[0], e)
+		if i%5 == 0 {
+			add(ids[1], JournalEntry{Tool: "ping", Arguments: `{}`, Done: true, Outcome: "ok"})
+		}
+	}
+	for range 4 {
+		add(ids[0], JournalEntry{Tool: "auto_read_rows", Arguments: `{"page":2}`})
+	}
+	for i := range 3 {
+		add(ids[0], JournalEntry{Tool: "t", Arguments: `{"x":"é"}`, Done: i != 1, Outcome: map[bool]string{true: "ok"}[i != 1], Rows: int64(i)})
+	}
+	s.writeJournal(batch)
+	for _, op := range batch {
+		if op.writeErr != nil || op.err != nil {
+			t.Fatalf("entry %+v: %v %v", op.entry, op.writeErr, op.err)
+		}
+	}
+	for _, sid := range ids {
+		got := must[[]JournalEntry](t)(s.Journal(ctx, sid))
+		if !reflect.DeepEqual(got, want[sid]) {
+			for i := range min(len(got), len(want[sid])) {
+				if !reflect.DeepEqual(got[i], want[sid][i]) {
+					t.Errorf("entry %d:\n got %+v\nwant %+v", i, got[i], want[sid][i])
+				}
+			}
+			t.Fatalf("session %s: %d entries, want %d", sid, len(got), len(want[sid]))
+		}
+	}
+	ss := must[Session](t)(s.SessionByID(ctx, ids[0]))
+	if !ss.LastSeenAt.Equal(at) {
+		t.Fatalf("last seen %v, want %v (the touch of the first call)", ss.LastSeenAt, at)
 	}
 }

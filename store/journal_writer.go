@@ -72,16 +72,28 @@ type journalOp struct {
 	// results
 	session Session
 	err     error
-	done    chan struct{}
+	// done is closed when the results are set, for the caller who waits
+	// (journal); nil for an operation nobody waits for.
+	done chan struct{}
+}
+
+// answered closes op.done, when somebody waits for it.
+func (op *journalOp) answered() {
+	if op.done != nil {
+		close(op.done)
+	}
 }
 
 // errStoreClosed answers operations that arrive after Close.
 var errStoreClosed = fault.New(fault.Unavailable, "store: the control plane is closed")
 
 // journal queues op for the writer and waits for its outcome (unless op
-// has a report function, which gets it instead).
+// has a report function, which gets it instead, or is an accepted begin).
 func (s *Store) journal(ctx context.Context, op *journalOp) error {
-	op.done = make(chan struct{})
+	waits := op.report == nil && !op.accepted
+	if waits {
+		op.done = make(chan struct{})
+	}
 	s.journalMu.RLock()
 	if s.journalClosed {
 		s.journalMu.RUnlock()
@@ -94,7 +106,7 @@ func (s *Store) journal(ctx context.Context, op *journalOp) error {
 		return fault.Wrap(fault.Timeout, ctx.Err(), "store: journal call")
 	}
 	s.journalMu.RUnlock()
-	if op.report != nil || op.accepted {
+	if !waits {
 		// Nobody waits for it: queued, it keeps its place (the writer
 		// takes the queue in order), and an accepted begin has its answer.
 		return nil
@@ -290,7 +302,7 @@ func (s *Store) admit(batch, pending []*journalOp) ([]*journalOp, []*journalOp) 
 				b.entry.Rows, b.entry.Duration = op.entry.Rows, op.entry.Duration
 				b.finishReport = op.report
 			}
-			close(op.done)
+			op.answered()
 		case op.finishOf != nil:
 			// Written already: an outcome like FinishCallLater's.
 			op.entry.SessionID, op.entry.Seq = op.finishOf.entry.SessionID, op.finishOf.entry.Seq
@@ -298,7 +310,7 @@ func (s *Store) admit(batch, pending []*journalOp) ([]*journalOp, []*journalOp) 
 		case op.accepted:
 			op.queued = time.Now()
 			pending = append(pending, op)
-			close(op.done)
+			op.answered()
 		case op.report != nil:
 			// Nobody waits for it.
 			pending = append(pending, op)
@@ -333,7 +345,7 @@ func (s *Store) flush(pending, batch []*journalOp) []*journalOp {
 		if op.report != nil && op.err != nil {
 			op.report(op.err)
 		}
-		close(op.done)
+		op.answered()
 	}
 	clear(pending)
 	return pending[:0]
@@ -577,43 +589,6 @@ func (s *Store) appendAccepted(ctx context.Context, tx prepared, batch []*journa
 	return nil
 }
 
-// entryChunks are the numbers of rows of the multi-row INSERTs of entries
-// (insertEntries), largest first; entryInserts their statements.
-var (
-	entryChunks  = []int{16, 4, 1}
-	entryInserts = func() []string {
-		q := make([]string, len(entryChunks))
-		for i, n := range entryChunks {
-			q[i] = insertEntry + strings.Repeat(", (?, ?, ?, ?, ?, ?, ?, ?, ?)", n-1)
-		}
-		return q
-	}()
-)
-
-// insertEntries writes the entries of ops, their Seqs set, in as few
-// prepared INSERTs as entryChunks allow.
-func insertEntries(ctx context.Context, tx prepared, ops []*journalOp) error {
-	var args []any
-	for k, n := range entryChunks {
-		for len(ops) >= n {
-			args = args[:0]
-			for _, op := range ops[:n] {
-				e := &op.entry
-				var outcome sql.NullString
-				if e.Done {
-					outcome = sql.NullString{String: e.Outcome, Valid: true}
-				}
-				args = append(args, e.SessionID, e.Seq, e.Tool, e.Arguments, op.at.UnixNano(), outcome, e.Message, e.Rows, int64(e.Duration))
-			}
-			if _, err := tx.ExecContext(ctx, entryInserts[k], args...); err != nil {
-				return err
-			}
-			ops = ops[n:]
-		}
-	}
-	return nil
-}
-
 // applyRest writes the operations of batch but the accepted begins, in
 // their order (applyJournal); a run of outcomes between two begins goes in
 // a few multi-row UPDATEs (finishEntries).
@@ -708,6 +683,118 @@ func (s *Store) finishEntries(ctx context.Context, tx prepared, ops []*journalOp
 		}
 	}
 	return nil
+}
+
+// entryChunks are the multi-row INSERTs of the entries of one session
+// (insertEntries), largest first; entryInserts all their statements, for
+// prepareHot.
+var (
+	entryChunks  = []entryChunk{entryChunkOf(16), entryChunkOf(4), entryChunkOf(1)}
+	entryInserts = func() []string {
+		var q []string
+		for _, c := range entryChunks {
+			q = append(q, c.shared)
+			if c.each != "" {
+				q = append(q, c.each)
+			}
+		}
+		return q
+	}()
+)
+
+// entryChunk is the INSERT of n entries of a session that share their tool,
+// outcome and message (shared: the common chunk, a burst of one tool's
+// calls that went well), and the INSERT of n entries of a session (each;
+// "" for one entry, whose values are all shared). The session, and in
+// shared the shared values, are bound once for the chunk, as values of the
+// SELECT over the VALUES of the rows (a bound text costs the SQLite driver
+// a C allocation and a copy, and a bound value a Go one); the VALUES are
+// the outer and only loop, which SQLite runs as a co-routine (joined to a
+// one-row SELECT of the shared values, it would copy them into a
+// temporary table first). The CASTs type the integers of the VALUES for
+// PostgreSQL; the columns of a VALUES list are named column1, column2, …
+// on both.
+type entryChunk struct {
+	n            int
+	shared, each string
+}
+
+func entryChunkOf(n int) entryChunk {
+	const cols = `INSERT INTO session_calls (session_id, seq, tool, arguments, started_at, outcome, message, rows_count, duration_ns)
+`
+	c := entryChunk{n: n, shared: cols + `SELECT ?, v.column1, ?, v.column2, v.column3, ?, ?, v.column4, v.column5
+FROM (VALUES ` + repeatRow(n, "(CAST(? AS BIGINT), ?, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT))") + `) AS v`}
+	if n > 1 {
+		c.each = cols + `SELECT ?, v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, v.column7, v.column8
+FROM (VALUES ` + repeatRow(n, "(CAST(? AS BIGINT), ?, ?, CAST(? AS BIGINT), ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT))") + `) AS v`
+	}
+	return c
+}
+
+// repeatRow is n copies of row, comma-separated.
+func repeatRow(n int, row string) string {
+	return row + strings.Repeat(", "+row, n-1)
+}
+
+// insertEntries writes the entries of ops, all of one session, their Seqs
+// set, in as few prepared INSERTs as entryChunks allow.
+func insertEntries(ctx context.Context, tx prepared, ops []*journalOp) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 1+8*min(len(ops), entryChunks[0].n))
+	session := any(ops[0].entry.SessionID)
+	// Runs of equal strings (a tool, the same arguments, "ok") share one
+	// boxed value.
+	var tool, arguments, outcome, message boxed
+	for _, c := range entryChunks {
+		for len(ops) >= c.n {
+			chunk := ops[:c.n]
+			ops = ops[c.n:]
+			args = append(args[:0], session)
+			query := c.shared
+			if c.each == "" || sameOutcomes(chunk) {
+				e := &chunk[0].entry
+				args = append(args, tool.of(e.Tool), outcomeValue(&outcome, e), message.of(e.Message))
+				for _, op := range chunk {
+					e := &op.entry
+					args = append(args, e.Seq, arguments.of(e.Arguments), op.at.UnixNano(), e.Rows, int64(e.Duration))
+				}
+			} else {
+				query = c.each
+				for _, op := range chunk {
+					e := &op.entry
+					args = append(args, e.Seq, tool.of(e.Tool), arguments.of(e.Arguments), op.at.UnixNano(), outcomeValue(&outcome, e),
+						message.of(e.Message), e.Rows, int64(e.Duration))
+				}
+			}
+			if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sameOutcomes reports whether the entries of ops share their tool and
+// outcome (done or not, and its code and message).
+func sameOutcomes(ops []*journalOp) bool {
+	f := &ops[0].entry
+	for _, op := range ops[1:] {
+		e := &op.entry
+		if e.Tool != f.Tool || e.Done != f.Done || e.Outcome != f.Outcome || e.Message != f.Message {
+			return false
+		}
+	}
+	return true
+}
+
+// outcomeValue is the outcome column of e: NULL while the call runs.
+func outcomeValue(b *boxed, e *JournalEntry) any {
+	if !e.Done {
+		return nil
+	}
+	return b.of(e.Outcome)
 }
 
 // maxSeenSessions bounds the writer's memory of sessions.

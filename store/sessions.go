@@ -266,7 +266,9 @@ func (s *Store) BeginCall(ctx context.Context, c CallStart) (Session, JournalEnt
 // ReadCall is the journal entry of a read-only call (BeginReadCall),
 // which may be written after the call is answered.
 type ReadCall struct {
-	op *journalOp
+	// op is the call's begin, queued for the journal writer: one
+	// allocation for both.
+	op journalOp
 }
 
 // BeginReadCall is BeginCall for a call that only reads (the tool writes
@@ -302,8 +304,9 @@ func (s *Store) BeginReadCall(ctx context.Context, c CallStart) (Session, *ReadC
 	if r := ss.Refuses(c.ProjectID, c.IdentityID, c.At); r != 0 {
 		return Session{}, nil, &SessionRefused{Reason: r, Session: ss}
 	}
-	op := &journalOp{begin: true, accepted: true, at: c.At, projectID: c.ProjectID, identityID: c.IdentityID,
-		entry: JournalEntry{SessionID: c.SessionID, Tool: c.Tool, Arguments: c.Arguments, StartedAt: time.Unix(0, c.At.UnixNano()).UTC()}}
+	rc := &ReadCall{op: journalOp{begin: true, accepted: true, at: c.At, projectID: c.ProjectID, identityID: c.IdentityID,
+		entry: JournalEntry{SessionID: c.SessionID, Tool: c.Tool, Arguments: c.Arguments, StartedAt: time.Unix(0, c.At.UnixNano()).UTC()}}}
+	op := &rc.op
 	if c.At.Sub(ss.LastSeenAt) >= touchStep || c.At.Before(ss.LastSeenAt) {
 		op.touch = true
 		ss.LastSeenAt = op.entry.StartedAt
@@ -312,7 +315,7 @@ func (s *Store) BeginReadCall(ctx context.Context, c CallStart) (Session, *ReadC
 	if err := s.journal(ctx, op); err != nil {
 		return Session{}, nil, err
 	}
-	return ss, &ReadCall{op: op}, nil
+	return ss, rc, nil
 }
 
 // noteCall remembers at as the latest LastSeenAt an accepted read-only call
@@ -337,7 +340,7 @@ func (s *Store) FinishReadCall(rc *ReadCall, outcome, message string, rows int64
 		report(fault.New(fault.Invalid, "journal outcome is empty"))
 		return
 	}
-	err := s.journal(context.Background(), &journalOp{report: report, finishOf: rc.op, entry: JournalEntry{Done: true,
+	err := s.journal(context.Background(), &journalOp{report: report, finishOf: &rc.op, entry: JournalEntry{Done: true,
 		Outcome: outcome, Message: message, Rows: rows, Duration: d}})
 	if err != nil {
 		report(err)
