@@ -27,11 +27,12 @@ var actionOf = map[string]query.Action{
 // `minimal policy explain` share it, so both see a request the same way.
 // w may be nil (no connection to tell about an oversized body).
 func PlanFromRequest(w http.ResponseWriter, r *http.Request, cfg Config) (*query.Plan, error) {
-	return planFromRequest(w, r, cfg, r.URL.Query())
+	return planFromRequest(w, r, cfg, nil)
 }
 
 // planFromRequest is PlanFromRequest over the request's query string
-// already parsed (a read parses it once for the format and the plan).
+// parsed as params, or, when params is nil, read from the request as
+// r.URL.Query() would read it, without building its url.Values.
 func planFromRequest(w http.ResponseWriter, r *http.Request, cfg Config, params url.Values) (*query.Plan, error) {
 	action, ok := actionOf[r.Method]
 	if !ok {
@@ -46,7 +47,13 @@ func planFromRequest(w http.ResponseWriter, r *http.Request, cfg Config, params 
 	if maxPage == 0 {
 		maxPage = DefaultMaxPageSize
 	}
-	p, err := query.FromParams(action, params, query.Limits{MaxPageSize: maxPage})
+	var p *query.Plan
+	var err error
+	if params != nil {
+		p, err = query.FromParams(action, params, query.Limits{MaxPageSize: maxPage})
+	} else {
+		p, err = query.FromQuery(action, r.URL.RawQuery, query.Limits{MaxPageSize: maxPage})
+	}
 	if err != nil {
 		return nil, err
 	}

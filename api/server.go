@@ -232,13 +232,12 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 }
 
 func (s *Server) read(w http.ResponseWriter, r *http.Request) {
-	params := r.URL.Query()
-	format, err := wire.ParseFormat(params.Get(query.ParamFormat))
+	format, err := wire.ParseFormat(query.FirstValue(r.URL.RawQuery, query.ParamFormat))
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	plan, err := planFromRequest(w, r, s.cfg, params)
+	plan, err := PlanFromRequest(w, r, s.cfg)
 	if err != nil {
 		writeError(w, r, err)
 		return

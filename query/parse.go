@@ -2,7 +2,7 @@ package query
 
 import (
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,18 +45,29 @@ func invalid(format string, args ...any) *fault.Error {
 // AND-ed in a stable order (by parameter name, then as given). Reads require
 // ps and pg; deletes ignore them; updates take set=col.value parameters.
 func FromParams(action Action, params url.Values, lim Limits) (*Plan, error) {
-	p := &Plan{Action: action}
 	var nameBuf [8]string // a request's names, without an allocation when few
 	names := nameBuf[:0]
 	for k := range params {
 		names = append(names, k)
 	}
-	sort.Strings(names)
+	slices.Sort(names)
+	var valBuf [8][]string
+	vals := valBuf[:0]
+	for _, name := range names {
+		vals = append(vals, params[name])
+	}
+	return fromParams(action, names, vals, lim)
+}
 
+// fromParams is FromParams over the parameters' names, sorted and each
+// once, and their values, aligned with them. (Names and values apart: a
+// parameter's name may be kept by the plan, its slice of values is not.)
+func fromParams(action Action, names []string, values [][]string, lim Limits) (*Plan, error) {
+	p := &Plan{Action: action}
 	var whereBuf [4]Expr
 	where := whereBuf[:0]
-	for _, name := range names {
-		vals := params[name]
+	for i, name := range names {
+		vals := values[i]
 		switch name {
 		case ParamColumns:
 			if action != Read {
@@ -132,14 +143,14 @@ func FromParams(action Action, params url.Values, lim Limits) (*Plan, error) {
 	}
 
 	if action == Read {
-		size, err := parseCount(params, ParamSize, 1)
+		size, err := parseCount(names, values, ParamSize, 1)
 		if err != nil {
 			return nil, err
 		}
 		if lim.MaxPageSize > 0 && size > lim.MaxPageSize {
 			return nil, invalid("parameter %q: page size %d is over the limit of %d", ParamSize, size, lim.MaxPageSize)
 		}
-		page, err := parseCount(params, ParamPage, 0)
+		page, err := parseCount(names, values, ParamPage, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -158,9 +169,12 @@ func last(vals []string) string {
 	return vals[len(vals)-1]
 }
 
-func parseCount(params url.Values, name string, min int64) (int64, error) {
-	vals, ok := params[name]
-	if !ok || len(vals) == 0 || last(vals) == "" {
+func parseCount(names []string, values [][]string, name string, min int64) (int64, error) {
+	var vals []string
+	if i := slices.Index(names, name); i >= 0 {
+		vals = values[i]
+	}
+	if len(vals) == 0 || last(vals) == "" {
 		return 0, invalid("parameter %q is required", name)
 	}
 	n, err := strconv.ParseInt(last(vals), 10, 64)
