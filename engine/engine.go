@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -166,16 +167,67 @@ type Result struct {
 // of "every column", a column asked for by name is a 400); a write is not
 // retried and answers 409.
 func (e *Engine) Execute(ctx context.Context, p *auth.Principal, plan *query.Plan) (res *Result, err error) {
-	var again *query.Plan
-	if plan.Action == query.Read {
-		again = clonePlan(plan)
+	if plan.Action != query.Read {
+		return e.execute(ctx, p, plan, nil)
 	}
-	return e.execute(ctx, p, plan, again)
+	var again readAgain // in this frame: the second run is rare
+	again.keep(plan)
+	return e.execute(ctx, p, plan, &again)
 }
 
-// execute is Execute; again, when not nil, is the read to run if the
+// readAgain is a read's plan as it was given, kept to run the read again
+// if the database's tables changed under it (Execute). A run changes its
+// plan in place (coerced values, an expanded projection, the row scope
+// ANDed in), so the request part is copied, as clonePlan copies it; but it
+// is kept in the caller's frame, and a plan of its own is made only for
+// the second run. A lone condition of at most one value (a read by key)
+// is kept apart from the plan, in fields that point at nothing of the
+// frame, so that the frame does not move to the heap.
+type readAgain struct {
+	plan query.Plan // its Where is nil when lone
+	lone bool
+	cond query.Cond // the lone condition; its Args are nil
+	one  bool       // whether the lone condition has a value, arg
+	arg  any
+}
+
+// keep copies the read p into a.
+func (a *readAgain) keep(p *query.Plan) {
+	a.plan = *p
+	a.plan.Columns = slices.Clone(p.Columns)
+	a.plan.Order = slices.Clone(p.Order)
+	a.plan.Aggregates = slices.Clone(p.Aggregates)
+	a.plan.GroupBy = slices.Clone(p.GroupBy)
+	if x, ok := p.Where.(*query.Cond); ok && len(x.Args) <= 1 {
+		a.plan.Where, a.lone, a.cond = nil, true, *x
+		a.cond.Args = nil
+		if len(x.Args) == 1 {
+			a.one, a.arg = true, x.Args[0]
+		}
+	} else {
+		a.plan.Where = cloneExpr(p.Where)
+	}
+	a.plan.Having = cloneExpr(p.Having)
+}
+
+// read is a plan of its own of the read a keeps.
+func (a *readAgain) read() *query.Plan {
+	c := clonePlan(&a.plan)
+	if a.lone {
+		cc := new(condCopy)
+		cc.c = a.cond
+		if a.one {
+			cc.arg[0] = a.arg
+			cc.c.Args = cc.arg[:1:1]
+		}
+		c.Where = &cc.c
+	}
+	return c
+}
+
+// execute is Execute; again, when not nil, keeps the read to run if the
 // database's tables changed under this one.
-func (e *Engine) execute(ctx context.Context, p *auth.Principal, plan, again *query.Plan) (res *Result, err error) {
+func (e *Engine) execute(ctx context.Context, p *auth.Principal, plan *query.Plan, again *readAgain) (res *Result, err error) {
 	start := time.Now()
 	object := permissions.Object(plan.Type, plan.Schema, plan.Table)
 	retried := false
@@ -225,7 +277,7 @@ func (e *Engine) execute(ctx context.Context, p *auth.Principal, plan, again *qu
 			e.schemaChanged(ctx, p, plan, err)
 			if again != nil {
 				retried = true
-				return e.execute(ctx, p, again, nil)
+				return e.execute(ctx, p, again.read(), nil)
 			}
 		}
 		if err != nil {
