@@ -51,10 +51,6 @@ SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, ?, ?, ? FROM session_calls WHER
 	// session, session, identity, project.
 	sessionTail = `SELECT (SELECT COALESCE(MAX(seq), 0) FROM session_calls WHERE session_id = ?),
 EXISTS (SELECT 1 FROM sessions WHERE id = ? AND identity_id = ? AND project_id = ? AND ended_at IS NULL)`
-	// insertEntry appends an entry with its Seq and its outcome (NULL
-	// while the call runs).
-	insertEntry = `INSERT INTO session_calls (session_id, seq, tool, arguments, started_at, outcome, message, rows_count, duration_ns)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	finishCall = `UPDATE session_calls SET outcome = ?, message = ?, rows_count = ?, duration_ns = ?
 WHERE session_id = ? AND seq = ?`
 )
