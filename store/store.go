@@ -141,7 +141,8 @@ func Exists(dataDir string) bool {
 }
 
 // sqliteConns bounds the SQLite connections: readers run in parallel under
-// WAL, writers take turns whatever the number.
+// WAL, writers take turns whatever the number. The session checker and the
+// audit writer (auditConn) each keep one of them once they have used it.
 const sqliteConns = 8
 
 // openSQLite opens <dataDir>/control.db, private to this user (privateDB).
