@@ -1,7 +1,6 @@
 package store
 
 import (
-	"syscall"
 	"testing"
 	"time"
 )
@@ -69,7 +68,7 @@ func BenchmarkJournalReadCalls(b *testing.B) {
 			calls := make([]*ReadCall, 0, bc.batch)
 			b.ReportAllocs()
 			b.ResetTimer()
-			start := processCPU(b)
+			start := cpuTime()
 			for i := range b.N {
 				c.At = time.Now()
 				_, rc, err := s.BeginReadCall(ctx, c)
@@ -91,7 +90,7 @@ func BenchmarkJournalReadCalls(b *testing.B) {
 					calls = calls[:0]
 				}
 			}
-			b.ReportMetric(float64(processCPU(b)-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
@@ -113,7 +112,7 @@ func BenchmarkSessionCheck(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			start := processCPU(b)
+			start := cpuTime()
 			for range b.N {
 				if bc.forget {
 					s.checker.snap.Store(nil)
@@ -122,17 +121,7 @@ func BenchmarkSessionCheck(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(processCPU(b)-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-// processCPU is the user and system time the process has used: on a
-// shared machine a steadier measure of work than the time that passed.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

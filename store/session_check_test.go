@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -358,47 +357,16 @@ func TestEndSessionProcess(t *testing.T) {
 // (go test -run - -bench ReadCalls -benchtime 20000x ./store). cpu-µs/call
 // is the process's user and system time over the calls.
 func BenchmarkReadCalls(b *testing.B) {
-	b.Setenv(EnvMasterKey, "")
-	b.Setenv(EnvControlDSN, "")
 	ctx := b.Context()
-	s, err := Open(ctx, b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	o, err := s.CreateOrg(ctx, "Org b", "b")
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := s.CreateProject(ctx, o.ID, "Project b", "b")
-	if err != nil {
-		b.Fatal(err)
-	}
-	sp, err := s.CreateSpace(ctx, p.ID, "main", false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	id, err := s.CreateIdentity(ctx, Identity{ProjectID: p.ID, SpaceID: sp.ID, Name: "agent", Kind: KindMCP, KeyType: "crud", Enabled: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ss, err := s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-			b.Fatal(err)
-		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	s, call := benchSession(b)
 	b.SetParallelism(16 / runtime.GOMAXPROCS(0))
-	start := cpu()
+	start := cpuTime()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			_, rc, err := s.BeginReadCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "auto_read_rows", Arguments: `{"table":"items","page_size":100}`})
+			c := call
+			c.At = time.Now()
+			_, rc, err := s.BeginReadCall(ctx, c)
 			if err != nil {
 				b.Error(err)
 				return
@@ -411,5 +379,5 @@ func BenchmarkReadCalls(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((cpu()-start).Microseconds())/float64(b.N), "cpu-µs/call")
+	b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/call")
 }
