@@ -62,20 +62,7 @@ func BenchmarkRead(b *testing.B) {
 		src := db.open(b, dialects.Config{})
 		b.ReportAllocs()
 		for b.Loop() {
-			rows, err := src.Read(ctx, plan)
-			if err != nil {
-				b.Fatal(err)
-			}
-			n := 0
-			for rows.Next() {
-				if _, err := rows.Values(); err != nil {
-					b.Fatal(err)
-				}
-				n++
-			}
-			if err := rows.Close(); err != nil || n != 1000 {
-				b.Fatal(err, n)
-			}
+			readPage(b, ctx, src, plan, 1000)
 		}
 		if pgxNsPerOp > 0 {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/pgxNsPerOp, "x-pgx")

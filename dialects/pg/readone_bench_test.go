@@ -25,27 +25,31 @@ func BenchmarkReadOne(b *testing.B) {
 		Columns: []string{"id", "name", "price", "qty", "active", "created", "note", "grp"},
 		Where:   &query.Cond{Column: "id", Op: query.Eq, Args: []any{int64(7)}}, Limit: 1}
 	src := db.open(b, dialects.Config{AcquireTimeout: 5 * time.Second, StatementTimeout: 30 * time.Second})
-	read := func(ctx context.Context) {
-		rows, err := src.Read(ctx, plan)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n := 0
-		for rows.Next() {
-			if _, err := rows.Values(); err != nil {
-				b.Fatal(err)
-			}
-			n++
-		}
-		if err := rows.Close(); err != nil || n != 1 {
-			b.Fatal(err, n)
-		}
-	}
+	read := func(ctx context.Context) { readPage(b, ctx, src, plan, 1) }
 	read(context.Background()) // connect and prepare outside the loop
 	b.ReportAllocs()
 	for b.Loop() {
 		ctx, cancel := context.WithCancel(context.Background())
 		read(ctx)
 		cancel()
+	}
+}
+
+// readPage reads plan through src and fails b unless it gives want rows,
+// each with its values.
+func readPage(b *testing.B, ctx context.Context, src dialects.Source, plan *query.Plan, want int) {
+	rows, err := src.Read(ctx, plan)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		if _, err := rows.Values(); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	if err := rows.Close(); err != nil || n != want {
+		b.Fatal(err, n)
 	}
 }
