@@ -21,11 +21,7 @@ func testJournalOutcomesBatched(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	p, id := sessionOwner(t, s, "o")
-	var ids []string
-	for range 2 {
-		ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
-		ids = append(ids, ss.ID)
-	}
+	ids := twoSessions(t, s, p, id)
 	const n = 30
 	for range n {
 		for _, sid := range ids {
@@ -111,11 +107,7 @@ func testJournalEntriesBatched(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	p, id := sessionOwner(t, s, "e")
-	var ids []string
-	for range 2 {
-		ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
-		ids = append(ids, ss.ID)
-	}
+	ids := twoSessions(t, s, p, id)
 	at := time.Now().Add(-time.Minute).Truncate(time.Microsecond)
 	want := map[string][]JournalEntry{}
 	var batch []*journalOp

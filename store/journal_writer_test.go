@@ -19,11 +19,7 @@ func testJournalConcurrent(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	p, id := sessionOwner(t, s, "j")
-	var ids []string
-	for range 2 {
-		ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
-		ids = append(ids, ss.ID)
-	}
+	ids := twoSessions(t, s, p, id)
 	const perSession = 40
 	type got struct {
 		session string
@@ -136,4 +132,15 @@ func testFinishCallLater(t *testing.T) {
 	if !kinds[fault.Invalid] || !kinds[fault.NotFound] {
 		t.Fatalf("reported kinds %v, want Invalid (empty outcome) and NotFound (unknown seq)", kinds)
 	}
+}
+
+// twoSessions opens two live sessions of id in p and returns their ids.
+func twoSessions(t *testing.T, s *Store, p Project, id Identity) []string {
+	t.Helper()
+	var ids []string
+	for range 2 {
+		ss := must[Session](t)(s.CreateSession(t.Context(), Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
+		ids = append(ids, ss.ID)
+	}
+	return ids
 }
