@@ -26,7 +26,7 @@ func TestCallTimers(t *testing.T) {
 		defer b.end()
 		a.setDeadline(time.Now().Add(20 * time.Millisecond))
 		select {
-		case <-a.Done():
+		case <-a.wait().Done():
 		case <-time.After(5 * time.Second):
 			t.Fatal("a did not end at its deadline")
 		}
@@ -45,7 +45,7 @@ func TestCallTimers(t *testing.T) {
 
 	t.Run("gone off", func(t *testing.T) {
 		a := startCall(bg, time.Now().Add(time.Millisecond))
-		<-a.Done()
+		<-a.wait().Done()
 		if a.stopTimer() {
 			t.Fatal("stopTimer reported true for a timer that went off")
 		}
@@ -109,7 +109,7 @@ func oneCall(t *testing.T) {
 	}
 	time.Sleep(time.Until(deadline))
 	select {
-	case <-c.Done():
+	case <-c.wait().Done():
 	case <-time.After(5 * time.Second):
 		t.Errorf("not ended 5s after its deadline")
 	}

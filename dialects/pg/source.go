@@ -145,48 +145,44 @@ func (s *Source) Ping(ctx context.Context) error {
 	return s.err(ctx, conn.Ping(ctx))
 }
 
-// acquireBound bounds a call (bound) and takes a connection for it,
-// waiting at most the acquire timeout (acquire); the lease's done
-// releases both. c, if not nil, is the memory of the call, unused until
-// then (see Read); else acquireBound allocates it when it needs one.
+// acquireBound bounds a call and takes a connection for it, waiting at
+// most the acquire timeout; the lease's done releases both. c, if not nil,
+// is the memory of the call, unused until then (see Read); else
+// acquireBound allocates it.
 //
-// With an acquire timeout, one timer serves both bounds (a call): it ends
-// the wait for a connection at the acquire timeout and, once the
-// connection is had, is set again to end the call at the statement
-// timeout and its grace from the call's start, which is when bound's
-// deadline would end it. Two contexts with a timer each, one made and
-// dropped for every acquisition, cost a request of a few microseconds more.
+// One timer serves both bounds (a call): it ends the wait for a
+// connection at the acquire timeout and, once the connection is had, is
+// set again to end the call at the statement timeout and its grace from
+// the call's start, which is when bound's deadline would end it. Two
+// contexts with a timer each, one made and dropped for every acquisition,
+// cost a request of a few microseconds more.
+//
+// The call watches the caller's context itself, once, for the wait and
+// the statement both; pgx, given a context it does not watch (call.Done),
+// registers nothing more under it (see call).
 func (s *Source) acquireBound(ctx context.Context, c *call) (context.Context, *pgxpool.Conn, *lease, error) {
-	if s.acquireTimeout <= 0 {
-		ctx, cancel := s.bound(ctx)
-		conn, err := s.acquire(ctx)
-		if err != nil {
-			cancel()
-			return nil, nil, nil, err
-		}
-		return ctx, conn, &lease{conn: conn, cancel: cancel}, nil
-	}
 	start := time.Now()
-	// The wait ends at the acquire timeout, or at the call's deadline
-	// (bound) when that comes first.
-	end := start.Add(s.acquireTimeout)
-	var deadline time.Time // the call's; zero: none
+	var deadline time.Time // the call's (bound); zero: none
 	if s.timeout > 0 {
 		deadline = start.Add(s.timeout + dialects.TimeoutGrace)
 	}
-	acquireFirst := deadline.IsZero() || end.Before(deadline)
-	if !acquireFirst {
-		end = deadline
+	// The wait ends at the acquire timeout, or at the call's deadline
+	// when that comes first or there is no acquire timeout.
+	end, acquireFirst := deadline, false
+	if s.acquireTimeout > 0 {
+		if a := start.Add(s.acquireTimeout); deadline.IsZero() || a.Before(deadline) {
+			end, acquireFirst = a, true
+		}
 	}
 	if c == nil {
 		c = new(call)
 	}
 	c.start(ctx, end)
-	conn, err := s.pool.Acquire(c)
+	conn, err := s.pool.Acquire(c.wait())
 	if !c.stopTimer() {
 		// The wait's end passed: the wait ended at it, or the connection
 		// came as it passed.
-		c.cancel(nil)
+		c.end()
 		if err != nil {
 			if acquireFirst {
 				return nil, nil, nil, s.acquireErr(ctx, err, true)
@@ -205,10 +201,19 @@ func (s *Source) acquireBound(ctx context.Context, c *call) (context.Context, *p
 		return bctx, conn, &lease{conn: conn, cancel: cancel}, nil
 	}
 	if err != nil {
-		c.cancel(nil)
+		c.end()
 		return nil, nil, nil, s.acquireErr(ctx, err, false)
 	}
 	c.setDeadline(deadline)
+	if !c.attach(conn.Conn().PgConn()) {
+		// The caller's context ended as the connection came: the call
+		// fails as pgx fails a statement under a context already ended,
+		// and the connection, untouched, goes back.
+		err := c.Err()
+		c.end()
+		conn.Release()
+		return nil, nil, nil, s.err(c, err)
+	}
 	c.lease = lease{conn: conn, call: c}
 	return c, conn, &c.lease, nil
 }
@@ -217,19 +222,22 @@ func (s *Source) acquireBound(ctx context.Context, c *call) (context.Context, *p
 // both back.
 type lease struct {
 	conn *pgxpool.Conn
-	// call bounds the call when one timer serves both bounds; else cancel
+	// call bounds the call when it is one (acquireBound); else cancel
 	// ends the call's context.
 	call   *call
 	cancel context.CancelFunc
 }
 
 func (l *lease) done() {
-	l.conn.Release()
 	if l.call != nil {
+		// The call ends first: past it, nothing of it cuts the
+		// connection, which another call may have next.
 		l.call.end()
-	} else {
-		l.cancel()
+		l.conn.Release()
+		return
 	}
+	l.conn.Release()
+	l.cancel()
 }
 
 // acquire takes a connection from the pool, waiting at most the acquire
@@ -268,34 +276,103 @@ func (s *Source) acquireErr(ctx context.Context, err error, expired bool) error 
 	return s.err(ctx, err)
 }
 
-// errCallDeadline is the cause of a call's end at its deadline (call).
-var errCallDeadline = errors.New("pg: the call's deadline passed")
-
-// call is the context of one database call (acquireBound): the caller's
-// context, which one timer also ends at the call's deadline. Past it, Err
-// is context.DeadlineExceeded, as for a context.WithDeadline. Unlike one,
-// its deadline can be set again before it passes (setDeadline): the wait
-// for a connection and the statement are bounded by one timer.
+// call is one database call (acquireBound): it ends when the caller's
+// context does, at its deadline (one timer, which can be set again before
+// it goes off: the wait for a connection and the statement are bounded by
+// one timer), or when it is done (end); the first end stays, as Err.
+//
+// It is two contexts in one memory: its wait for a connection (wait), an
+// ordinary context whose Done closes at the call's end, and itself, the
+// context its statements run under, whose Done is nil so that pgx does
+// not watch it. The call watches the caller's context instead, with one
+// context.AfterFunc for both: pgx would register a second under its own
+// context (pgconn's ContextWatcher), and a context.WithCancel of the
+// caller's its own — two registrations and two lazily made channels more
+// a call. When the call ends while a statement has its connection, it
+// does what pgx's default handler of an ended context does
+// (pgconn.DeadlineContextWatcherHandler): it sets the socket's deadline
+// to now, so that pgx's read or write fails, pgx closes the connection
+// and asks PostgreSQL to cancel the statement (a cancel request); pgx then
+// reads Err to tell why, as it reads the context's error after a
+// deadline it set itself, so its errors are the same. end undoes the
+// deadline on a connection still open and no longer lets anything cut it,
+// before the connection goes back to the pool.
 type call struct {
-	context.Context // context.WithCancelCause of the caller's context
-	cancel          context.CancelCauseFunc
+	parent context.Context // the caller's
+	// stop ends the watch on parent (context.AfterFunc); nil without one.
+	stop func() bool
 	// timer is the call's while set (nil once given back: stopTimer).
 	timer    *callTimer
-	deadline atomic.Int64 // Unix nanoseconds
+	deadline atomic.Int64 // Unix nanoseconds; 0: none but the caller's
+
+	mu sync.Mutex
+	// err is why the call ended; nil while it runs.
+	err error
+	// done is the wait's Done, made when asked for.
+	done chan struct{}
+	// pg is the statement's connection while the call may cut it
+	// (attach); cut tells whether it did.
+	pg  *pgconn.PgConn
+	cut bool
+
 	// lease is the call's once it has its connection, in the call's
 	// memory.
 	lease lease
 }
 
-// start makes c, unused until then, the call context of ctx ending at
-// deadline.
-func (c *call) start(ctx context.Context, deadline time.Time) {
-	c.Context, c.cancel = context.WithCancelCause(ctx)
-	c.deadline.Store(deadline.UnixNano())
-	c.timer = startTimer(c, time.Until(deadline))
+// start makes c, unused until then, the call of parent ending at
+// deadline (the zero time: none but parent's).
+func (c *call) start(parent context.Context, deadline time.Time) {
+	c.parent = parent
+	if done := parent.Done(); done != nil {
+		select {
+		case <-done:
+			c.err = parent.Err()
+		default:
+			c.stop = context.AfterFunc(parent, c.parentDone)
+		}
+	}
+	if !deadline.IsZero() {
+		c.deadline.Store(deadline.UnixNano())
+		c.timer = startTimer(c, time.Until(deadline))
+	}
 }
 
-func (c *call) expire() { c.cancel(errCallDeadline) }
+// parentDone ends the call as its caller's context ended.
+func (c *call) parentDone() { c.endWith(c.parent.Err()) }
+
+// expire ends the call at its deadline.
+func (c *call) expire() { c.endWith(context.DeadlineExceeded) }
+
+// endWith ends the call with err unless it has ended: it closes the
+// wait's Done and cuts the statement's connection, if any.
+func (c *call) endWith(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	if c.done != nil {
+		close(c.done)
+	}
+	if c.pg != nil {
+		_ = c.pg.Conn().SetDeadline(time.Now())
+		c.cut = true
+	}
+}
+
+// attach lets the call cut pg, its statement's connection, when it ends;
+// false if it has ended already (pg is left as it is).
+func (c *call) attach(pg *pgconn.PgConn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return false
+	}
+	c.pg = pg
+	return true
+}
 
 // stopTimer stops the call's timer and reports whether that kept it from
 // ending the call (as time.Timer.Stop). A timer stopped in time goes back
@@ -326,18 +403,37 @@ func (c *call) setDeadline(deadline time.Time) {
 	c.timer = startTimer(c, time.Until(deadline))
 }
 
-// end releases the call's timer and context.
+// end ends the call (as canceled, unless it had ended) and releases its
+// timer and its watch on the caller's context. Past it, nothing of the
+// call cuts its connection; one it cut and pgx did not close (the cut
+// came between statements) has its deadline undone, as pgx undoes its own.
 func (c *call) end() {
 	c.stopTimer()
-	c.cancel(nil)
+	if c.stop != nil {
+		c.stop()
+		c.stop = nil
+	}
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = context.Canceled
+		if c.done != nil {
+			close(c.done)
+		}
+	}
+	pg, cut := c.pg, c.cut
+	c.pg, c.cut = nil, false
+	c.mu.Unlock()
+	if cut && !pg.IsClosed() {
+		_ = pg.Conn().SetDeadline(time.Time{})
+	}
 }
 
 // callTimer is a timer that ends a call (expire) when it goes off. Timers
 // are kept for later calls (timers): a call takes one and gives it back
 // once it has stopped it in time (stopTimer), when nothing but the pool
 // refers to it any more: its function will not run for that call, and the
-// call context itself is never kept, so whoever still holds a call sees it
-// as it ended. A call's timer and its function (time.AfterFunc) are two
+// call itself is never kept, so whoever still holds a call sees it as it
+// ended. A call's timer and its function (time.AfterFunc) are two
 // allocations less a call.
 type callTimer struct {
 	t *time.Timer
@@ -370,7 +466,7 @@ func (t *callTimer) fire() {
 
 // Deadline is the earlier of the call's deadline and the caller's.
 func (c *call) Deadline() (time.Time, bool) {
-	pd, ok := c.Context.Deadline()
+	pd, ok := c.parent.Deadline()
 	n := c.deadline.Load()
 	if n == 0 {
 		return pd, ok
@@ -381,15 +477,47 @@ func (c *call) Deadline() (time.Time, bool) {
 	return pd, true
 }
 
-// Err is context.DeadlineExceeded past the call's deadline, else the
-// caller's context's error, if any.
+// Done is nil: pgx does not watch the call, which cuts its connection
+// itself when it ends (see call).
+func (c *call) Done() <-chan struct{} { return nil }
+
+// Err is why the call ended: context.DeadlineExceeded past the call's
+// deadline, the caller's context's error when that ended it, else
+// context.Canceled once done; nil while it runs.
 func (c *call) Err() error {
-	err := c.Context.Err()
-	if err != nil && context.Cause(c.Context) == errCallDeadline {
-		return context.DeadlineExceeded
-	}
-	return err
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
+
+// Value is the caller's context's.
+func (c *call) Value(key any) any { return c.parent.Value(key) }
+
+// wait is the call as the context of its wait for a connection.
+func (c *call) wait() context.Context { return (*callWait)(c) }
+
+// callWait is a call as an ordinary context (call.wait): its Done closes
+// when the call ends, for the pool's wait (and the pool's work for the
+// waiter after it: a connection made, or checked, for it).
+type callWait call
+
+func (w *callWait) Deadline() (time.Time, bool) { return (*call)(w).Deadline() }
+
+func (w *callWait) Done() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done == nil {
+		w.done = make(chan struct{})
+		if w.err != nil {
+			close(w.done)
+		}
+	}
+	return w.done
+}
+
+func (w *callWait) Err() error { return (*call)(w).Err() }
+
+func (w *callWait) Value(key any) any { return w.parent.Value(key) }
 
 // PoolStats reports the pool, for metrics.
 func (s *Source) PoolStats() dialects.PoolStats {
