@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/littlebitlabs/minimal/fault"
@@ -141,29 +141,22 @@ func (a args) rows(name string) []map[string]any {
 
 func invalid(format string, v ...any) *fault.Error { return fault.New(fault.Invalid, format, v...) }
 
-// decodeArgs decodes a tool's arguments (JSON text; empty means none) and
-// checks them against its params: an unknown argument, a missing required
-// one or one of the wrong shape is a fault.Invalid naming it.
+// decodeArgs decodes a tool's arguments (valid JSON text, as
+// rawArguments gives them; empty means none) and checks them against its
+// params: an unknown argument, a missing required one or one of the wrong
+// shape is a fault.Invalid naming it.
 func decodeArgs(tool string, params []param, raw []byte) (args, error) {
 	a := args{}
 	if t := bytes.TrimSpace(raw); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
-		if !json.Valid(t) {
-			return nil, invalid("arguments are not valid JSON")
-		}
 		m, ok := decodeValue(t).(map[string]any) // as encoding/json with UseNumber
 		if !ok {
 			return nil, invalid("arguments must be a JSON object")
 		}
 		a = m
 	}
-	names := make([]string, 0, len(a))
 	for k := range a {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
 		if !hasParam(params, k) {
-			return nil, invalid("unknown argument %q: %s takes %s", k, tool, paramList(params))
+			return nil, unknownArgument(tool, params, a)
 		}
 	}
 	// The arguments sent are checked before the ones missing: a wrong one
@@ -184,6 +177,18 @@ func decodeArgs(tool string, params []param, raw []byte) (args, error) {
 		}
 	}
 	return a, nil
+}
+
+// unknownArgument is the refusal of arguments a, one of which params do
+// not name: the first such name in sorted order.
+func unknownArgument(tool string, params []param, a args) error {
+	names := make([]string, 0, len(a))
+	for k := range a {
+		if !hasParam(params, k) {
+			names = append(names, k)
+		}
+	}
+	return invalid("unknown argument %q: %s takes %s", slices.Min(names), tool, paramList(params))
 }
 
 func hasParam(params []param, name string) bool {

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -188,5 +189,64 @@ func TestDirectParity(t *testing.T) {
 	}
 	if seen["auto_read_rows"] < 8*len(eras) || seen["list"] != 4*len(eras) {
 		t.Errorf("journal: %v", seen)
+	}
+}
+
+// TestDirectJournalArguments: the direct road journals a call's arguments
+// as mcp-go's road does, compacted, whether they came compact (journaled
+// as sent, without another pass), pretty-printed, with spaces inside
+// strings or absent; and both roads answer them alike, null too.
+func TestDirectJournalArguments(t *testing.T) {
+	g := newGateway(t, time.Hour)
+	sid := g.start(g.agent)
+	headers := map[string]string{"LB-Access-Token": g.agent, "MCP-Protocol-Version": modern,
+		"Mcp-Method": "tools/call", "Mcp-Name": "auto_read_rows", mcp.SessionHeader: sid}
+	metaJSON, _ := json.Marshal(meta())
+	for _, args := range []string{
+		`{"type":"mi","schema":"app","table":"notes","page_size":2,"page_number":0,"query":{"oy":"title.as"}}`,
+		"{\n  \"type\": \"mi\",\n\t\"schema\" : \"app\",\r\n  \"table\":\"notes\", \"page_size\": 2, \"page_number\": 0\n}",
+		`{"type":"mi","schema":"app","table":"notes","page_size":2,"page_number":0,"query":{"title":"eq.Read me over REST"}}`,
+		`{"type":"mi","schema":"app","table":"notes","page_size":2,"page_number":0,"query":{"title":"eq.a\tb"}}`,
+		`null`,
+		``,
+	} {
+		params := `"name":"auto_read_rows","_meta":` + string(metaJSON)
+		if args != "" {
+			params += `,"arguments":` + args
+		}
+		body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{` + params + `}}`
+		var answers [2][]byte
+		for i, direct := range []bool{true, false} {
+			g.srv.SetDirect(direct)
+			before := g.srv.DirectCalls()
+			r := g.post(headers, body)
+			if took := g.srv.DirectCalls() > before; took != direct || r.status != 200 {
+				t.Fatalf("%s: status %d, direct road %v, want %v", args, r.status, took, direct)
+			}
+			answers[i] = r.raw
+		}
+		g.srv.SetDirect(true)
+		if !bytes.Equal(answers[0], answers[1]) {
+			t.Errorf("%s: direct %s\nmcp-go %s", args, answers[0], answers[1])
+		}
+		if err := g.st.FlushJournal(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		entries, err := g.st.Journal(context.Background(), sid)
+		if err != nil || len(entries) < 2 {
+			t.Fatalf("journal: %v, %d entries", err, len(entries))
+		}
+		if args == "null" {
+			continue // journaled "{}" on the direct road, as before it read arguments itself
+		}
+		want := "{}"
+		if c := new(bytes.Buffer); json.Compact(c, []byte(args)) == nil {
+			want = c.String()
+		}
+		for _, e := range entries[len(entries)-2:] {
+			if e.Arguments != want {
+				t.Errorf("%s: journaled %s, want %s", args, e.Arguments, want)
+			}
+		}
 	}
 }

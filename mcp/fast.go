@@ -55,7 +55,7 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		// The handshake era without its transport session is mcp-go's.
 		return false
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if !jsonContent(r.Header.Get("Content-Type")) {
 		return false
 	}
 	// One check of the whole message (json.Valid), then the members the
@@ -112,14 +112,16 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	if bytes.Equal(args, []byte("null")) {
 		args = nil
 	}
-	req := mcpgo.CallToolRequest{}
-	req.Method = string(mcpgo.MethodToolsCall)
-	req.Params.Name, req.Params.RawArguments = msg.name, args
-	if inv == nil && msg.meta != nil {
-		// mcp-go's handlers may read _meta (the gateway's own tools do
-		// not): decoded as mcp-go decodes it.
-		if json.Unmarshal(msg.meta, &req.Params.Meta) != nil {
-			return false
+	var req mcpgo.CallToolRequest
+	if inv == nil {
+		req.Method = string(mcpgo.MethodToolsCall)
+		req.Params.Name, req.Params.RawArguments = msg.name, args
+		if msg.meta != nil {
+			// mcp-go's handlers may read _meta (the gateway's own tools do
+			// not): decoded as mcp-go decodes it.
+			if json.Unmarshal(msg.meta, &req.Params.Meta) != nil {
+				return false
+			}
 		}
 	}
 	s.directCalls.Add(1)
@@ -129,7 +131,7 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	var err error
 	if inv != nil {
 		var rep reply
-		if rep, err = inv(ctx, req); err == nil {
+		if rep, err = inv(ctx, validArguments(args)); err == nil {
 			s.encodeReply(buf, id, rep, e)
 			rep.free()
 		}
@@ -145,6 +147,17 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	}
 	writeJSON(w, buf.Bytes())
 	return true
+}
+
+// jsonContent reports whether a Content-Type names application/json (a
+// charset or other parameter is fine), as serveRPC's check reads it; the
+// plain value clients send is known without parsing.
+func jsonContent(ct string) bool {
+	if ct == "application/json" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }
 
 // writeJSON answers 200 with one JSON message.
@@ -284,11 +297,11 @@ func (s *Server) encodeResult(buf *bytes.Buffer, id []byte, res *mcpgo.CallToolR
 	}
 	switch sc := res.StructuredContent.(type) {
 	case nil:
-		closeResult(buf, res.IsError, nil, "", e)
+		closeResult(buf, res.IsError, nil, "", false, e)
 	case json.RawMessage:
 		// The tools answer compact JSON of their own making (mcp-go would
 		// compact it again; TestDirectParity holds the two equal).
-		closeResult(buf, res.IsError, sc, "", e)
+		closeResult(buf, res.IsError, sc, "", needsHTMLEscape(sc), e)
 	default:
 		return errUnexpectedContent
 	}
@@ -297,16 +310,18 @@ func (s *Server) encodeResult(buf *bytes.Buffer, id []byte, res *mcpgo.CallToolR
 
 // encodeReply writes the response carrying a gateway tool's reply, the
 // bytes encodeResult writes for the reply's result (reply.result).
+// The text is read once: escaping it tells whether it holds a character
+// the structured copy must have escaped too.
 func (s *Server) encodeReply(buf *bytes.Buffer, id []byte, r reply, e era) {
 	s.openResult(buf, id, e)
 	buf.WriteString(`{"type":"text","text":`)
-	writeString(buf, r.text)
+	html := writeString(buf, r.text)
 	buf.WriteByte('}')
 	if r.isError || !e.structured {
-		closeResult(buf, r.isError, nil, "", e) // a refusal has no structured content (reply.result)
+		closeResult(buf, r.isError, nil, "", false, e) // a refusal has no structured content (reply.result)
 		return
 	}
-	closeResult(buf, false, r.text, r.key, e)
+	closeResult(buf, false, r.text, r.key, html, e)
 }
 
 // openResult writes a response up to the first content block.
@@ -324,8 +339,10 @@ func (s *Server) openResult(buf *bytes.Buffer, id []byte, e era) {
 
 // closeResult writes the rest of a response after the content blocks: the
 // structured content, when not nil, is raw JSON (wrapped in an object under
-// key when key is set) and escaped as encoding/json escapes raw messages.
-func closeResult(buf *bytes.Buffer, isError bool, structured []byte, key string, e era) {
+// key when key is set) and, when html reports that it may hold <, >, &,
+// U+2028 or U+2029 (needsHTMLEscape), escaped as encoding/json escapes raw
+// messages.
+func closeResult(buf *bytes.Buffer, isError bool, structured []byte, key string, html bool, e era) {
 	buf.WriteByte(']')
 	// isError is always written, false too: mini-app-mcp's clients (and
 	// agents) check it (finish.go adds it on mcp-go's road).
@@ -342,7 +359,7 @@ func closeResult(buf *bytes.Buffer, isError bool, structured []byte, key string,
 		if key != "" {
 			buf.WriteString(`{"` + key + `":`)
 		}
-		if needsHTMLEscape(structured) {
+		if html {
 			json.HTMLEscape(buf, structured) // encoding/json escapes these inside raw messages too
 		} else {
 			buf.Write(structured)
@@ -383,12 +400,15 @@ func needsHTMLEscape(b []byte) bool {
 
 // writeString writes s as a JSON string, escaped byte for byte as
 // encoding/json escapes it: quotes, backslashes and control characters,
-// <, > and &, U+2028 and U+2029, and invalid UTF-8 as U+FFFD.
-func writeString[T string | []byte](buf *bytes.Buffer, s T) {
-	// Made in the buffer's free space, the bytes are handed back with a
-	// copy in place.
+// <, > and &, U+2028 and U+2029, and invalid UTF-8 as U+FFFD. It reports
+// whether s holds <, >, &, U+2028 or U+2029 (appendEscaped).
+func writeString[T string | []byte](buf *bytes.Buffer, s T) (html bool) {
+	// Made after the buffer's bytes, in its free space, and handed back as
+	// its new contents: no copy.
 	buf.Grow(len(s) + len(s)/4 + 16)
-	buf.Write(appendString(buf.AvailableBuffer(), s))
+	b, html := appendEscaped(buf.Bytes(), s)
+	*buf = *bytes.NewBuffer(b)
+	return html
 }
 
 // appendString appends s to dst as writeString writes it. A page of rows
@@ -397,6 +417,13 @@ func writeString[T string | []byte](buf *bytes.Buffer, s T) {
 // ASCII, quotes and backslashes; the rest (control characters, <, >, &,
 // and every byte of 0x80 and up, checked as UTF-8) one by one.
 func appendString[T string | []byte](dst []byte, s T) []byte {
+	d, _ := appendEscaped(dst, s)
+	return d
+}
+
+// appendEscaped is appendString, and reports whether s holds <, > or &,
+// U+2028 or U+2029: the characters encoding/json escapes only for HTML.
+func appendEscaped[T string | []byte](dst []byte, s T) (_ []byte, html bool) {
 	const hex = "0123456789abcdef"
 	// slack is the room a step needs after j: eight bytes of escapeRun
 	// at most double, an escape is 6, and the closing quote.
@@ -444,6 +471,7 @@ func appendString[T string | []byte](dst []byte, s T) []byte {
 				default:
 					d[j+1], d[j+2], d[j+3], d[j+4], d[j+5] = 'u', '0', '0', hex[c>>4], hex[c&0xf]
 					j += 4
+					html = html || c >= ' ' // <, > or &; the rest are control characters
 				}
 				j += 2
 				continue
@@ -455,6 +483,7 @@ func appendString[T string | []byte](dst []byte, s T) []byte {
 			case r == '\u2028' || r == '\u2029':
 				d[j], d[j+1], d[j+2], d[j+3], d[j+4], d[j+5] = '\\', 'u', '2', '0', '2', hex[r&0xf]
 				j += 6
+				html = true
 			default:
 				j += copy(d[j:], s[i:i+size])
 			}
@@ -462,7 +491,7 @@ func appendString[T string | []byte](dst []byte, s T) []byte {
 		}
 	}
 	d[j] = '"'
-	return d[:j+1]
+	return d[:j+1], html
 }
 
 // escapeRun escapes s from i into d from j, eight bytes at a time, while

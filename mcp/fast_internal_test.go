@@ -83,6 +83,26 @@ func TestWriteStringEveryByte(t *testing.T) {
 		if got := appendString(nil, s); !bytes.Equal(got, want) {
 			t.Errorf("appendString(nil, %q) = %s, want %s", s, got, want)
 		}
+		// appendEscaped tells whether the raw text needs HTML escapes,
+		// which encodeReply's structured copy then gets: exactly when
+		// json.HTMLEscape changes it.
+		var escaped bytes.Buffer
+		json.HTMLEscape(&escaped, []byte(s))
+		if _, html := appendEscaped(nil, s); html != (escaped.String() != s) {
+			t.Errorf("appendEscaped(%q) reports html %v", s, html)
+		}
+	}
+}
+
+// BenchmarkEncodeReply writes the answer of auto_read_rows for a 100-row
+// page in 2025-06-18: the text escaped, the structured copy after it.
+func BenchmarkEncodeReply(b *testing.B) {
+	s := &Server{}
+	page := benchPage(100)
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		s.encodeReply(&buf, []byte("7"), reply{text: page}, era{structured: true})
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // handler is a tool's mcp-go handler: invoke, its reply made a result.
 func (s *Server) handler(t *tool, tools []*tool) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		r, err := s.invoke(ctx, t, tools, req)
+		r, err := s.invoke(ctx, t, tools, rawArguments(req))
 		if err != nil {
 			return nil, err
 		}
@@ -28,15 +28,15 @@ func (s *Server) handler(t *tool, tools []*tool) mcpserver.ToolHandlerFunc {
 // invoke runs one tool call: the session check and the journal entry come
 // first (the arguments are recorded before anything else happens:
 // committed for a tool that writes, queued for a read-only one), then the strict decoding of the arguments and the tool, then
-// the outcome, queued for the journal writer without waiting. An error is
+// the outcome, queued for the journal writer without waiting. raw are the
+// arguments as rawArguments gives them (compact JSON text). An error is
 // the one the call is answered with as a JSON-RPC error (see refusal).
-func (s *Server) invoke(ctx context.Context, t *tool, tools []*tool, req mcpgo.CallToolRequest) (reply, error) {
+func (s *Server) invoke(ctx context.Context, t *tool, tools []*tool, raw []byte) (reply, error) {
 	p, err := s.principal(ctx)
 	if err != nil {
 		// Only over stdio: HTTP refused the request before JSON-RPC.
 		return reply{}, s.rpcError(t, err)
 	}
-	raw := rawArguments(req)
 	c := &call{p: p, tools: tools}
 	var journaled *sessions.Call
 	if t.session {
@@ -120,17 +120,34 @@ func (s *Server) run(ctx context.Context, t *tool, c *call, raw []byte) (a answe
 }
 
 // rawArguments returns the arguments as the agent sent them (compacted),
-// "{}" when there are none.
+// "{}" when there are none or they are not valid JSON.
 func rawArguments(req mcpgo.CallToolRequest) []byte {
 	raw := []byte(req.Params.RawArguments)
 	if len(raw) == 0 && req.Params.Arguments != nil {
 		raw, _ = json.Marshal(req.Params.Arguments)
 	}
+	return compactArguments(raw)
+}
+
+// compactArguments returns the JSON text raw compacted, "{}" when it is
+// empty or not valid JSON.
+func compactArguments(raw []byte) []byte {
 	var buf bytes.Buffer
 	if len(bytes.TrimSpace(raw)) == 0 || json.Compact(&buf, raw) != nil {
 		return []byte("{}")
 	}
 	return buf.Bytes()
+}
+
+// validArguments is rawArguments for arguments already checked to be one
+// valid JSON value (the direct road checks the whole body), nil when none
+// were sent: without a white-space byte they are compact as they are, so
+// they are neither copied nor scanned again.
+func validArguments(raw []byte) []byte {
+	if len(raw) == 0 || bytes.ContainsAny(raw, " \t\r\n") {
+		return compactArguments(raw)
+	}
+	return raw
 }
 
 // refusal shapes an error of a tool. Everything the caller can fix —

@@ -203,8 +203,8 @@ func (s *Server) build(stdio bool) (*mcpserver.MCPServer, *roads) {
 	}
 	for _, t := range tools {
 		add(t.definition(), s.handler(t, tools))
-		rd.invokers[t.name] = func(ctx context.Context, req mcpgo.CallToolRequest) (reply, error) {
-			return s.invoke(ctx, t, tools, req)
+		rd.invokers[t.name] = func(ctx context.Context, raw []byte) (reply, error) {
+			return s.invoke(ctx, t, tools, raw)
 		}
 	}
 	s.addMiniApp(srv, hooks, add, !stdio)
@@ -279,8 +279,9 @@ func textOnlyBefore20250618(h mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFu
 	}
 }
 
-// invoker runs a gateway tool (Server.invoke).
-type invoker func(context.Context, mcpgo.CallToolRequest) (reply, error)
+// invoker runs a gateway tool (Server.invoke) with its arguments as
+// rawArguments gives them.
+type invoker func(context.Context, []byte) (reply, error)
 
 // caller is who a request comes from, put in the request context by the
 // transport: over HTTP the principal the credential layer verified, over
