@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
@@ -72,13 +73,42 @@ func newTransportID(p *auth.Principal) string {
 }
 
 // transportOf reports whether id is a transport session id minted for p.
+// A client sends its id on every request, so the ids found to be minted
+// are kept with the project and identity they were minted for (the mark
+// of an id never changes; one kept for another identity is checked
+// again).
 func transportOf(id string, p *auth.Principal) bool {
+	marked.RLock()
+	o, hit := marked.m[id]
+	marked.RUnlock()
+	if hit && o.project == p.ProjectID && o.identity == p.IdentityID {
+		return true
+	}
 	nonce, mark, ok := strings.Cut(id, ".")
-	if !ok || len(nonce) != 2*nonceBytes || len(mark) != 2*markBytes {
+	if !ok || len(nonce) != 2*nonceBytes || len(mark) != 2*markBytes ||
+		subtle.ConstantTimeCompare([]byte(mark), []byte(transportMark(p, nonce))) != 1 {
 		return false
 	}
-	return subtle.ConstantTimeCompare([]byte(mark), []byte(transportMark(p, nonce))) == 1
+	marked.Lock()
+	if len(marked.m) >= markedSize {
+		clear(marked.m)
+	}
+	marked.m[id] = markOwner{p.ProjectID, p.IdentityID}
+	marked.Unlock()
+	return true
 }
+
+// markOwner is whom a transport session id was minted for.
+type markOwner struct{ project, identity string }
+
+// marked are transport session ids checked to be minted for their owner.
+var marked = struct {
+	sync.RWMutex
+	m map[string]markOwner
+}{m: map[string]markOwner{}}
+
+// markedSize bounds marked: when full it starts again empty.
+const markedSize = 4096
 
 // transportSession reads the Mcp-Session-Id of a handshake-era request of
 // p: "" when none is sent or the request is of the stateless era (which
