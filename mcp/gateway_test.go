@@ -28,7 +28,7 @@ import (
 // gateway is a whole gateway on a temporary data dir: the real store,
 // engine, REST face and MCP face, each on its own loopback listener.
 type gateway struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	st    *store.Store
 	key   []byte
@@ -42,7 +42,7 @@ type gateway struct {
 }
 
 // newGateway starts a gateway whose sessions idle out after idle.
-func newGateway(t *testing.T, idle time.Duration) *gateway {
+func newGateway(t testing.TB, idle time.Duration) *gateway {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -85,7 +85,7 @@ func newGateway(t *testing.T, idle time.Duration) *gateway {
 		agent: fileToken(t, dir+"/agent.token"), admin: fileToken(t, dir+"/admin.token"), proj: proj, space: space}
 }
 
-func fileToken(t *testing.T, path string) string {
+func fileToken(t testing.TB, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -118,7 +118,7 @@ type reply struct {
 }
 
 // json decodes the body as one JSON object (numbers exact).
-func (r reply) json(t *testing.T) map[string]any {
+func (r reply) json(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	d := json.NewDecoder(bytes.NewReader(r.raw))
@@ -131,7 +131,7 @@ func (r reply) json(t *testing.T) map[string]any {
 
 // rpcError returns the JSON-RPC error code and message, failing when the
 // answer is not a JSON-RPC error.
-func (r reply) rpcError(t *testing.T) (int64, string, map[string]any) {
+func (r reply) rpcError(t testing.TB) (int64, string, map[string]any) {
 	t.Helper()
 	m := r.json(t)
 	e, ok := m["error"].(map[string]any)
@@ -148,7 +148,7 @@ func (r reply) rpcError(t *testing.T) (int64, string, map[string]any) {
 
 // httpError returns the code and message of the gateway's HTTP error
 // envelope.
-func (r reply) httpError(t *testing.T) (string, string) {
+func (r reply) httpError(t testing.TB) (string, string) {
 	t.Helper()
 	e, ok := r.json(t)["error"].(map[string]any)
 	if !ok {
@@ -255,7 +255,7 @@ type toolResult struct {
 }
 
 // value decodes the text answer (numbers exact).
-func (r toolResult) value(t *testing.T) any {
+func (r toolResult) value(t testing.TB) any {
 	t.Helper()
 	d := json.NewDecoder(strings.NewReader(r.text))
 	d.UseNumber()
@@ -266,7 +266,7 @@ func (r toolResult) value(t *testing.T) any {
 	return v
 }
 
-func (r toolResult) object(t *testing.T) map[string]any {
+func (r toolResult) object(t testing.TB) map[string]any {
 	t.Helper()
 	m, ok := r.value(t).(map[string]any)
 	if !ok {
@@ -276,7 +276,7 @@ func (r toolResult) object(t *testing.T) map[string]any {
 }
 
 // refusal returns the code and message of an isError result.
-func (r toolResult) refusal(t *testing.T) (string, string) {
+func (r toolResult) refusal(t testing.TB) (string, string) {
 	t.Helper()
 	if !r.isError {
 		t.Fatalf("tool succeeded, want a refusal: %s", r.text)
@@ -289,7 +289,7 @@ func (r toolResult) refusal(t *testing.T) (string, string) {
 }
 
 // ok fails unless the call succeeded.
-func (r toolResult) ok(t *testing.T) toolResult {
+func (r toolResult) ok(t testing.TB) toolResult {
 	t.Helper()
 	if r.isError {
 		t.Fatalf("tool refused: %s", r.text)
