@@ -33,8 +33,8 @@ func quiet(route string) bool {
 }
 
 // opLogAttrs is the room an opLog keeps for an operation's attributes
-// without an allocation of their own (engine's line has at most 10).
-const opLogAttrs = 12
+// without an allocation of their own: engine's line has at most 10.
+const opLogAttrs = 10
 
 // opLog holds the attributes of the first data operation of a request
 // (LogOperation) for the request's one log line.
@@ -42,6 +42,7 @@ type opLog struct {
 	mu      sync.Mutex
 	attrs   []slog.Attr
 	buf     [opLogAttrs]slog.Attr // attrs' storage when they fit
+	on      bool                  // the request has a log line: LogOperation finds this opLog
 	taken   bool                  // an operation's attributes are held
 	written bool                  // the request line is written: later operations log their own
 }
@@ -75,22 +76,18 @@ func LogOperation(ctx context.Context, attrs ...slog.Attr) bool {
 // and a boxed string for each. Other keys go to the parent.
 type requestCtx struct {
 	context.Context
-	id    any // the request id, a string boxed once
-	face  any // the face, a string boxed once per Middleware
-	trace any // the caller's trace id, nil without one
-	ops   *opLog
+	id    any          // the request id, a string boxed once
+	face  any          // the face, a string boxed once per Middleware
+	trace any          // the caller's trace id, nil without one
 	route *chi.Context // Front's route context
 	key   any          // Attach's key, nil before it
 	val   any          // Attach's value
-	log   opLog        // ops' storage when the request has a log line
+	log   opLog        // the request's opLog, when log.on
 	rw    respWriter   // the answer's writer, for net/http's HTTP/1 writer
 
-	idHeader [1]string               // the X-Request-Id header's value slice
-	line     [reqLineAttrs]slog.Attr // the request line's attributes
+	idHeader [1]string   // the X-Request-Id header's value slice
+	line     requestLine // the request line's first attributes
 }
-
-// reqLineAttrs is the number of attributes of the request line's first group.
-const reqLineAttrs = 8
 
 func (c *requestCtx) Value(key any) any {
 	if c.key != nil && key == c.key {
@@ -102,10 +99,10 @@ func (c *requestCtx) Value(key any) any {
 	case any(faceKey):
 		return c.face
 	case any(opLogKey{}):
-		if c.ops == nil {
+		if !c.log.on {
 			return nil
 		}
-		return c.ops
+		return &c.log
 	case any(traceKey):
 		if c.trace != nil {
 			return c.trace
@@ -213,16 +210,14 @@ type fullWriter interface {
 // serve is Middleware's handler; with routes, Front's.
 func serve(face string, m *Metrics, log *slog.Logger, next http.Handler, routes *chi.Mux) http.Handler {
 	faceValue := any(face)
+	var gauge inFlightGauge
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := requestIDFrom(headerValue(r.Header, RequestIDHeader))
 		rc := &requestCtx{Context: r.Context(), id: id, face: faceValue}
 		rc.idHeader[0] = id
-		var ops *opLog
-		if log != nil {
-			ops = &rc.log
-			rc.ops = ops
-		}
+		ops := &rc.log
+		ops.on = log != nil
 		if routes != nil {
 			rc.route = routeContexts.Get().(*chi.Context)
 			rc.route.Reset()
@@ -247,7 +242,7 @@ func serve(face string, m *Metrics, log *slog.Logger, next http.Handler, routes 
 		r2 := r.WithContext(ctx)
 		var inFlight prometheus.Gauge
 		if m != nil {
-			inFlight = m.inFlightOf(face)
+			inFlight = gauge.of(m, face)
 			inFlight.Inc()
 		}
 		defer func() {
@@ -285,20 +280,21 @@ func serve(face string, m *Metrics, log *slog.Logger, next http.Handler, routes 
 					// A record of its own, without the caller's pc
 					// (Logger.LogAttrs walks the stack for it; the
 					// line never shows it). The attributes ride in
-					// groups without a key, which every handler
+					// values without a key, which every handler
 					// writes inline (the line is the same): a record
 					// keeps 5 attributes in place and copies the rest
 					// to a slice of its own, so 20 loose ones cost a
-					// second allocation per request. request_id stays
-					// loose: LogHandler looks for it there.
-					// The line's time is the end of the request,
-					// read once for the duration too.
+					// second allocation per request. The line's own
+					// (requestLine) are a LogValuer our JSONHandler
+					// writes without making them attributes, the
+					// operation's a group. request_id stays loose:
+					// LogHandler looks for it there. The line's time
+					// is the end of the request, read once for the
+					// duration too.
 					rec := slog.NewRecord(end, level, "request", 0)
-					rc.line = [reqLineAttrs]slog.Attr{
-						slog.String("face", face), slog.String("method", r.Method), slog.String("route", route),
-						slog.String("path", r.URL.Path), slog.Int("status", status), slog.Int("bytes", ww.BytesWritten()),
-						slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr)}
-					rec.AddAttrs(slog.Attr{Value: slog.GroupValue(rc.line[:]...)}, slog.String("request_id", id))
+					rc.line = requestLine{face: face, method: r.Method, route: route, path: r.URL.Path,
+						remote: r.RemoteAddr, status: status, bytes: ww.BytesWritten(), d: d}
+					rec.AddAttrs(slog.Attr{Value: slog.AnyValue(&rc.line)}, slog.String("request_id", id))
 					if len(op) > 0 {
 						rec.AddAttrs(slog.Attr{Value: slog.GroupValue(op...)})
 					}
@@ -319,6 +315,45 @@ func serve(face string, m *Metrics, log *slog.Logger, next http.Handler, routes 
 		}()
 		next.ServeHTTP(ww, r2)
 	})
+}
+
+// inFlightGauge is the in-flight gauge of one Middleware's face, looked
+// up by its first request (as Metrics.inFlightOf would be by every
+// request: the series appears with the face's first request).
+type inFlightGauge struct {
+	g atomic.Pointer[prometheus.Gauge]
+}
+
+// of returns m's in-flight gauge of face; every call of one inFlightGauge
+// passes the same m and face.
+func (f *inFlightGauge) of(m *Metrics, face string) prometheus.Gauge {
+	if g := f.g.Load(); g != nil {
+		return *g
+	}
+	g := m.inFlightOf(face)
+	f.g.Store(&g)
+	return g
+}
+
+// requestLine holds the attributes the request line starts with (face,
+// method, route, path, status, bytes, duration_ms, remote). As a
+// slog.LogValuer under an empty key it is their group, written inline by
+// every handler; JSONHandler writes them from the fields without making
+// the attributes. Its fields are set once, before the line is handed on.
+type requestLine struct {
+	face, method, route, path, remote string
+	status, bytes                     int
+	d                                 time.Duration
+}
+
+// durationMS is the request's duration in milliseconds, to the microsecond.
+func (l *requestLine) durationMS() float64 { return float64(l.d.Microseconds()) / 1000 }
+
+// LogValue returns the attributes as a group.
+func (l *requestLine) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("face", l.face), slog.String("method", l.method), slog.String("route", l.route),
+		slog.String("path", l.path), slog.Int("status", l.status), slog.Int("bytes", l.bytes),
+		slog.Float64("duration_ms", l.durationMS()), slog.String("remote", l.remote))
 }
 
 // respWriter is the writer chi's middleware.NewWrapResponseWriter makes

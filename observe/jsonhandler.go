@@ -220,6 +220,9 @@ func (s *jsonState) appendAttr(b []byte, a slog.Attr) ([]byte, bool) {
 	v := a.Value
 	k := v.Kind()
 	if k == slog.KindLogValuer {
+		if l, ok := v.Any().(*requestLine); ok && a.Key == "" {
+			return s.appendRequestLine(b, l), true
+		}
 		v = v.Resolve()
 		k = v.Kind()
 	}
@@ -256,6 +259,20 @@ func (s *jsonState) appendAttr(b []byte, a slog.Attr) ([]byte, bool) {
 		return b, true
 	}
 	return b, true
+}
+
+// appendRequestLine writes l's attributes as appendAttrs writes those of
+// l.LogValue(), without making them; the keys after the first are
+// written as they come out of appendKey (they need no escaping).
+func (s *jsonState) appendRequestLine(b []byte, l *requestLine) []byte {
+	b = appendString(s.appendKey(b, "face"), l.face)
+	b = appendString(append(b, `,"method":`...), l.method)
+	b = appendString(append(b, `,"route":`...), l.route)
+	b = appendString(append(b, `,"path":`...), l.path)
+	b = strconv.AppendInt(append(b, `,"status":`...), int64(l.status), 10)
+	b = strconv.AppendInt(append(b, `,"bytes":`...), int64(l.bytes), 10)
+	b = appendJSONFloat(append(b, `,"duration_ms":`...), l.durationMS()) // finite: whole microseconds
+	return appendString(append(b, `,"remote":`...), l.remote)
 }
 
 // sourceGroup is slog's Source.group.

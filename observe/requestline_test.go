@@ -239,10 +239,12 @@ func BenchmarkRequestLineServed(b *testing.B) {
 			req.RemoteAddr = "127.0.0.1:33798"
 			w := &discardWriter{h: http.Header{}}
 			b.ReportAllocs()
+			start := cpuTime()
 			for b.Loop() {
 				clear(w.h)
 				h.ServeHTTP(w, req)
 			}
+			reportCPU(b, start)
 		})
 	}
 }
