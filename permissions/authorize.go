@@ -84,12 +84,23 @@ var errHidden = fault.New(fault.NotFound, "table not found")
 // admin API — decides through it or through the other entry points of
 // this file; none decides a role or a mask itself.
 func (a *Authorizer) Authorize(s Subject, object string, action query.Action) (*Grant, error) {
-	d, err := a.Decide(s.ProjectID, s.Roles, object, action)
-	if err != nil {
+	g := new(Grant)
+	if err := a.AuthorizeTo(s, object, action, g); err != nil {
 		return nil, err
 	}
+	return g, nil
+}
+
+// AuthorizeTo is Authorize writing the grant into g, which the caller may
+// keep where it likes (in its frame: no allocation). On a refusal g is
+// left as it was.
+func (a *Authorizer) AuthorizeTo(s Subject, object string, action query.Action, g *Grant) error {
+	d, err := a.Decide(s.ProjectID, s.Roles, object, action)
+	if err != nil {
+		return err
+	}
 	if d.Hidden {
-		return nil, &Refused{Gate: GateHidden, Err: errHidden,
+		return &Refused{Gate: GateHidden, Err: errHidden,
 			Detail: fmt.Sprintf("no role holds any action on %s: answers 404 like a missing table", object)}
 	}
 	eff, err := CheckMask(s.KeyType, a.Locks(s.ProjectID), object, action, s.Roles)
@@ -98,15 +109,15 @@ func (a *Authorizer) Authorize(s Subject, object string, action query.Action) (*
 		if s.KeyType.Allows(action) {
 			detail = fmt.Sprintf("key_type %s AND locks = %s: %s is locked", s.KeyType, eff, action)
 		}
-		return nil, &Refused{Gate: GateLock, Detail: detail, Err: fault.As(err), Mask: eff}
+		return &Refused{Gate: GateLock, Detail: detail, Err: fault.As(err), Mask: eff}
 	}
 	if !d.Allowed {
-		return nil, &Refused{Gate: GateTemplate, Err: Refusal(s.Roles), Mask: eff,
+		return &Refused{Gate: GateTemplate, Err: Refusal(s.Roles), Mask: eff,
 			Detail: fmt.Sprintf("no allow rule for %s on %s for roles %v, or a deny rule matched", action, object, s.Roles)}
 	}
-	g := &Grant{Mask: eff, Columns: d.Columns, Roles: s.Roles}
 	if d.Scopes == nil {
-		return g, nil
+		*g = Grant{Mask: eff, Columns: d.Columns, Roles: s.Roles}
+		return nil
 	}
 	var or query.Or
 	for _, group := range d.Scopes {
@@ -114,14 +125,14 @@ func (a *Authorizer) Authorize(s Subject, object string, action query.Action) (*
 		for _, f := range group {
 			x, err := f.Instantiate(s.Vars)
 			if err != nil {
-				return nil, &Refused{Gate: GateScope, Detail: fault.As(err).Message, Err: Refusal(s.Roles), Mask: eff, Columns: d.Columns}
+				return &Refused{Gate: GateScope, Detail: fault.As(err).Message, Err: Refusal(s.Roles), Mask: eff, Columns: d.Columns}
 			}
 			and = append(and, x)
 		}
 		or = append(or, and)
 	}
-	g.Scope = or
-	return g, nil
+	*g = Grant{Mask: eff, Columns: d.Columns, Scope: or, Roles: s.Roles}
+	return nil
 }
 
 // AuthorizeSchema decides the right to change an object's definition

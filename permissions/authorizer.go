@@ -250,16 +250,18 @@ func (a *Authorizer) Locks(projectID string) []Lock {
 // Decide runs gates 2 and 3 (without instantiating scopes) for roles acting
 // on an object. roles must be sorted; results are cached until Load.
 func (a *Authorizer) Decide(projectID string, roles []string, object string, action query.Action) (*Decision, error) {
-	joined := strings.Join(roles, ",")
-	key := projectID + "\x00" + joined + "\x00" + object + "\x00" + action.String()
+	// The key is written into room on the stack and looked up without
+	// making it a string: a decision found costs no allocation.
+	var room [256]byte
+	key := decisionKey(room[:0], projectID, roles, object, action)
 	a.mu.RLock()
-	d, ok := a.cache[key]
+	d, ok := a.cache[string(key)]
 	st := a.st
 	a.mu.RUnlock()
 	if ok {
 		return d, nil
 	}
-	d, err := st.decide(projectID, roles, joined, object, action)
+	d, err := st.decide(projectID, roles, strings.Join(roles, ","), object, action)
 	if err != nil {
 		return nil, err
 	}
@@ -268,10 +270,28 @@ func (a *Authorizer) Decide(projectID string, roles []string, object string, act
 		if len(a.cache) > 100000 {
 			a.cache = map[string]*Decision{}
 		}
-		a.cache[key] = d
+		a.cache[string(key)] = d
 	}
 	a.mu.Unlock()
 	return d, nil
+}
+
+// decisionKey appends Decide's cache key to dst: the project, the roles
+// joined by commas, the object and the action, each after a NUL byte but
+// the first.
+func decisionKey(dst []byte, projectID string, roles []string, object string, action query.Action) []byte {
+	dst = append(dst, projectID...)
+	dst = append(dst, 0)
+	for i, r := range roles {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, r...)
+	}
+	dst = append(dst, 0)
+	dst = append(dst, object...)
+	dst = append(dst, 0)
+	return append(dst, action.String()...)
 }
 
 func (st *state) decide(projectID string, roles []string, joined, object string, action query.Action) (*Decision, error) {
