@@ -27,7 +27,7 @@ type source struct {
 	// deadline.
 	mu       sync.Mutex
 	src      dialects.Source
-	tables   map[string]*dialects.Table
+	tables   map[string]known
 	loadedAt time.Time
 	tried    time.Time
 	loading  *loadRun // the open-and-introspect in flight, nil when none
@@ -40,6 +40,14 @@ type source struct {
 }
 
 type statsBox struct{ dialects.Stats }
+
+// known is a table as the source's last load found it, with the names of
+// its columns in order, made once per load: a read of every column (the
+// projection validate fills in) shares them instead of making its own.
+type known struct {
+	t     *dialects.Table
+	names []string // len == cap: an append to a plan's copy never writes here
+}
 
 // Registry is what the engine reads of the control plane: the registered
 // databases, every project's policy, custom API definitions, and when to
@@ -299,9 +307,14 @@ func (s *source) runLoad(ctx context.Context) error {
 		}
 		return err
 	}
-	m := make(map[string]*dialects.Table, len(ts))
+	m := make(map[string]known, len(ts))
 	for i := range ts {
-		m[ts[i].Name] = &ts[i]
+		t := &ts[i]
+		names := make([]string, len(t.Columns))
+		for j, c := range t.Columns {
+			names[j] = c.Name
+		}
+		m[t.Name] = known{t: t, names: names}
 	}
 	s.tables, s.loadedAt = m, time.Now()
 	return nil
@@ -332,10 +345,10 @@ func (s *source) open(ctx context.Context, loadTimeout time.Duration) (dialects.
 // cache is empty or older than refresh, or (at most every minMiss) when
 // the table is missing. A failed refresh keeps serving the last known
 // shape: the query itself will tell.
-func (s *source) table(ctx context.Context, name string, refresh, minMiss, loadTimeout time.Duration) (dialects.Source, *dialects.Table, error) {
+func (s *source) table(ctx context.Context, name string, refresh, minMiss, loadTimeout time.Duration) (dialects.Source, known, error) {
 	s.mu.Lock()
 	now := time.Now()
-	t, ok := s.tables[name]
+	_, ok := s.tables[name]
 	need := s.src == nil || s.tables == nil || now.Sub(s.loadedAt) > refresh || (!ok && now.Sub(s.tried) > minMiss)
 	s.mu.Unlock()
 	var err error
@@ -344,18 +357,18 @@ func (s *source) table(ctx context.Context, name string, refresh, minMiss, loadT
 	}
 	s.mu.Lock()
 	src, loaded := s.src, s.tables != nil
-	t, ok = s.tables[name]
+	k, ok := s.tables[name]
 	s.mu.Unlock()
 	if src == nil || !loaded {
 		if err == nil {
 			err = fault.New(fault.Unavailable, "database %s/%s is unavailable", s.db.Type, s.db.Schema)
 		}
-		return nil, nil, err
+		return nil, known{}, err
 	}
 	if !ok {
-		return nil, nil, errNoTable
+		return nil, known{}, errNoTable
 	}
-	return src, t, nil
+	return src, k, nil
 }
 
 // allTables lists the source's tables, loading them if needed.
@@ -376,8 +389,8 @@ func (s *source) allTables(ctx context.Context, refresh, loadTimeout time.Durati
 		return nil, err
 	}
 	out := make([]*dialects.Table, 0, len(s.tables))
-	for _, t := range s.tables {
-		out = append(out, t)
+	for _, k := range s.tables {
+		out = append(out, k.t)
 	}
 	return out, nil
 }

@@ -90,7 +90,7 @@ func (e *Engine) estimate(ctx context.Context, p *auth.Principal, plan *query.Pl
 	}
 	cp := *plan
 	cp.Where = cloneExpr(plan.Where)
-	if err := validate(&cp, g.view); err != nil {
+	if err := validateNames(&cp, g.view, g.names); err != nil {
 		return 0, false, err
 	}
 	if err := g.applyScope(ctx, &cp); err != nil {

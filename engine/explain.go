@@ -55,7 +55,7 @@ func (e *Engine) Explain(ctx context.Context, p *auth.Principal, plan *query.Pla
 	for _, c := range g.view.Columns {
 		x.Columns = append(x.Columns, c.Name)
 	}
-	if err := validate(plan, g.view); err != nil {
+	if err := validateNames(plan, g.view, g.names); err != nil {
 		x.gate("validation", "refuse", "%s", fault.As(err).Message)
 		x.Outcome = err
 		return x

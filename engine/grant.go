@@ -20,6 +20,9 @@ type grant struct {
 	src   dialects.Source
 	table *dialects.Table
 	view  *dialects.Table
+	// names are the names of view's columns, in order, when the catalog
+	// holds them (view is the whole table); nil otherwise.
+	names []string
 	scope query.Expr
 	roles []string
 }
@@ -32,27 +35,39 @@ type grant struct {
 //
 // tr, when not nil, records each gate's decision for `policy explain`.
 func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.Plan, object string, tr *Explanation) (*grant, error) {
-	ag, err := e.authz.Authorize(p.Subject(), object, plan.Action)
+	g := new(grant)
+	if err := e.authorizeTo(ctx, p, plan, object, tr, g); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// authorizeTo is authorize writing the grant into g, which Execute keeps
+// in its frame. On an error g is left as it was.
+func (e *Engine) authorizeTo(ctx context.Context, p *auth.Principal, plan *query.Plan, object string, tr *Explanation, g *grant) error {
+	var ag permissions.Grant
+	err := e.authz.AuthorizeTo(p.Subject(), object, plan.Action, &ag)
 	var ref *permissions.Refused
 	if err != nil {
 		if ref = asRefused(err); ref == nil {
-			return nil, err
+			return err
 		}
 	}
 	if ref != nil && ref.Gate == permissions.GateHidden {
 		tr.gate("visibility", "hidden", "%s", ref.Detail)
 		e.refused(ctx, tr, GateHidden)
-		return nil, errNoTable
+		return errNoTable
 	}
 	s := e.cat.get(p.ProjectID, plan.Type, plan.Schema)
 	if s == nil {
 		tr.gate("catalog", "not found", "no database %s/%s is registered", plan.Type, plan.Schema)
-		return nil, errNoTable
+		return errNoTable
 	}
-	src, tbl, err := s.table(ctx, plan.Table, e.cfg.RefreshInterval, e.cfg.MissRefresh, e.cfg.ConnectTimeout)
+	src, k, err := s.table(ctx, plan.Table, e.cfg.RefreshInterval, e.cfg.MissRefresh, e.cfg.ConnectTimeout)
+	tbl := k.t
 	if err != nil {
 		tr.gate("catalog", "not found", "%s", fault.As(err).Message)
-		return nil, err
+		return err
 	}
 	if ref != nil {
 		// The gates before the refusing one passed.
@@ -64,14 +79,15 @@ func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.P
 		}
 		tr.gate(gateNames[ref.Gate], "refuse", "%s", ref.Detail)
 		e.refused(ctx, tr, ref.Gate)
-		return nil, ref.Err
+		return ref.Err
 	}
 	tr.gate("1 lock mask", "pass", "key_type %s AND locks = %s", p.KeyType, ag.Mask)
 	traceColumns(tr, p, plan.Action, ag.Columns)
-	g := &grant{src: src, table: tbl, view: restrict(tbl, ag.Columns), roles: p.Roles}
 	if ag.Scope == nil {
 		tr.gate("3 row scope", "pass", "unscoped")
-		return g, nil
+		*g = grant{src: src, table: tbl, roles: p.Roles}
+		g.view, g.names = view(k, ag.Columns)
+		return nil
 	}
 	// Scope values are coerced against the full table: a scope may use a
 	// column the caller cannot see. A scope naming a column the table lacks
@@ -80,11 +96,12 @@ func (e *Engine) authorize(ctx context.Context, p *auth.Principal, plan *query.P
 		e.log.WarnContext(ctx, "row scope does not fit the table; refusing", "object", object, "err", err)
 		tr.gate("3 row scope", "refuse", "scope does not fit the table: %s", fault.As(err).Message)
 		e.refused(ctx, tr, GateScope)
-		return nil, permissions.Refusal(p.Roles)
+		return permissions.Refusal(p.Roles)
 	}
-	g.scope = ag.Scope
 	tr.gate("3 row scope", "pass", "rows limited to %s", query.Format(ag.Scope))
-	return g, nil
+	*g = grant{src: src, table: tbl, scope: ag.Scope, roles: p.Roles}
+	g.view, g.names = view(k, ag.Columns)
+	return nil
 }
 
 // asRefused is the refusal err holds, or nil. A function of its own, so
@@ -252,6 +269,15 @@ func andWhere(a, b query.Expr) query.Expr {
 		return b
 	}
 	return query.And{a, b}
+}
+
+// view is restrict of k's table, with the names of its columns when they
+// are the catalog's (cols nil: every column).
+func view(k known, cols []string) (*dialects.Table, []string) {
+	if cols == nil {
+		return k.t, k.names
+	}
+	return restrict(k.t, cols), nil
 }
 
 // restrict returns the table as seen through a column list (nil: all).

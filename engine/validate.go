@@ -21,6 +21,14 @@ func unknownColumn(name string) *fault.Error {
 // every request value to its column's kind. Values stay values: they are
 // only ever bound by the dialect.
 func validate(p *query.Plan, t *dialects.Table) error {
+	return validateNames(p, t, nil)
+}
+
+// validateNames is validate where names, when not nil, are the names of
+// t's columns in order, kept by the catalog (grant.names): a read of every
+// column gets them as its projection (shared, never written into) instead
+// of a copy of its own.
+func validateNames(p *query.Plan, t *dialects.Table, names []string) error {
 	if p.Where != nil {
 		if err := query.Walk(p.Where, func(c *query.Cond) error { return coerceCond(c, t) }); err != nil {
 			return err
@@ -31,15 +39,19 @@ func validate(p *query.Plan, t *dialects.Table) error {
 	}
 	switch p.Action {
 	case query.Read:
-		if len(p.Columns) == 0 {
+		switch {
+		case len(p.Columns) == 0 && names != nil:
+			p.Columns = names[:len(names):len(names)] // every one a column of t
+		case len(p.Columns) == 0:
 			p.Columns = make([]string, len(t.Columns))
 			for i, c := range t.Columns {
 				p.Columns[i] = c.Name
 			}
-		}
-		for _, c := range p.Columns {
-			if _, ok := t.Column(c); !ok {
-				return unknownColumn(c)
+		default:
+			for _, c := range p.Columns {
+				if _, ok := t.Column(c); !ok {
+					return unknownColumn(c)
+				}
 			}
 		}
 		for _, o := range p.Order {
