@@ -63,7 +63,8 @@ func FromParams(action Action, params url.Values, lim Limits) (*Plan, error) {
 // once, and their values, aligned with them. (Names and values apart: a
 // parameter's name may be kept by the plan, its slice of values is not.)
 func fromParams(action Action, names []string, values [][]string, lim Limits) (*Plan, error) {
-	p := &Plan{Action: action}
+	r := &planRoom{Plan: Plan{Action: action}}
+	p, room := &r.Plan, &r.cond
 	var whereBuf [4]Expr
 	where := whereBuf[:0]
 	for i, name := range names {
@@ -123,10 +124,11 @@ func fromParams(action Action, names []string, values [][]string, lim Limits) (*
 				return nil, invalid("empty parameter name")
 			}
 			for _, v := range vals {
-				e, err := ParseFilter(name, v)
+				e, err := parseFilter(name, v, room)
 				if err != nil {
 					return nil, postgrestHint(name, err)
 				}
+				room = nil // the first filter's
 				where = append(where, e)
 			}
 		}
@@ -271,10 +273,22 @@ var opAliases = map[string]Op{
 	"in": In, "nin": NotIn, "bw": Between, "is": "",
 }
 
+// planRoom is a plan with room for its first filter, so that a read by
+// key is one allocation (and its value's).
+type planRoom struct {
+	Plan
+	cond condValue
+}
+
 // ParseFilter parses one filter parameter column=op.value (optionally
 // not.op.value). The column name is returned as given; the engine checks it
 // against the catalog.
 func ParseFilter(column, raw string) (Expr, error) {
+	return parseFilter(column, raw, nil)
+}
+
+// parseFilter is ParseFilter with the condition made in cv, when not nil.
+func parseFilter(column, raw string, cv *condValue) (Expr, error) {
 	negate := false
 	if strings.HasPrefix(raw, "not.") {
 		negate, raw = true, raw[len("not."):]
@@ -290,7 +304,10 @@ func ParseFilter(column, raw string) (Expr, error) {
 	if !known {
 		return nil, invalid("filter %q: unknown operator %q", column, opName)
 	}
-	cv := &condValue{Cond: Cond{Column: column, Op: op}}
+	if cv == nil {
+		cv = new(condValue)
+	}
+	*cv = condValue{Cond: Cond{Column: column, Op: op}}
 	c := &cv.Cond
 	switch opName {
 	case "is":

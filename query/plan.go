@@ -111,7 +111,9 @@ type Plan struct {
 	Type, Schema, Table string
 
 	// Columns is the projection of a read (empty = every visible column) or
-	// the column list of an insert.
+	// the column list of an insert. The engine may fill an empty projection
+	// with a slice it shares with other plans: replace it, never write
+	// into its elements.
 	Columns []string
 	// Where selects rows for read, update and delete; nil selects all.
 	Where Expr
@@ -144,8 +146,6 @@ type Plan struct {
 	IDs []string
 	// Set holds an update's new values.
 	Set []Assign
-	// All allows a delete or update without a filter.
-	All bool
 
 	// OnConflict, when set, makes an insert an upsert: a row whose values
 	// of these columns (a unique key) equal an existing row's is resolved
@@ -154,9 +154,6 @@ type Plan struct {
 	// Resolution of an upsert: ResolveMerge (update the existing row with
 	// the row's values, the default) or ResolveIgnore (keep it).
 	Resolution string
-	// Return asks an update or delete for the rows it affected, answered
-	// in WriteResult.Returned (an insert returns its rows anyway).
-	Return bool
 	// Count is a read's count mode (CountExact, CountPlanned,
 	// CountEstimated), "" for none: the face answers the total next to
 	// the page.
@@ -178,6 +175,15 @@ type Plan struct {
 	// the database fills it) for the gates, and the dialect applies the
 	// document.
 	Docs []json.RawMessage
+
+	// The flags are kept together, so that the plan is smaller (one word
+	// for the four).
+
+	// All allows a delete or update without a filter.
+	All bool
+	// Return asks an update or delete for the rows it affected, answered
+	// in WriteResult.Returned (an insert returns its rows anyway).
+	Return bool
 	// DocReplace makes an update's document replace each selected row's
 	// document instead of being merged into it. Stored keys outside
 	// DocKeys stay.
