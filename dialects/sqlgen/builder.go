@@ -46,6 +46,10 @@ type Builder struct {
 	// condition is written after (an upsert's update condition, where a
 	// bare name would be ambiguous).
 	qualify *query.Plan
+	// mute, while set, binds values without writing any text: a read
+	// whose text is kept (renderRead) binds its values through the same
+	// code that wrote the text.
+	mute bool
 }
 
 // Init makes b, empty, write s's syntax, with ext (the dialect's own
@@ -62,7 +66,7 @@ func (b *Builder) Render(p *query.Plan) (dialects.Stmt, error) {
 	}
 	switch p.Action {
 	case query.Read:
-		b.Read(p)
+		return b.renderRead(p)
 	case query.Insert:
 		if w, ok := b.ext.(InsertWriter); ok {
 			if len(p.OnConflict) > 0 {
@@ -85,6 +89,11 @@ func (b *Builder) Render(p *query.Plan) (dialects.Stmt, error) {
 // Stmt returns what was written, or the first error: a failed write, too
 // many values for Syntax.MaxArgs, or Syntax.Verify's refusal.
 func (b *Builder) Stmt() (dialects.Stmt, error) {
+	return b.stmt(b.sb.String())
+}
+
+// stmt is Stmt of the text sql.
+func (b *Builder) stmt(sql string) (dialects.Stmt, error) {
 	if b.err != nil {
 		return dialects.Stmt{}, b.err
 	}
@@ -95,7 +104,7 @@ func (b *Builder) Stmt() (dialects.Stmt, error) {
 	if len(args) == 0 {
 		args = nil // grow's room is no argument
 	}
-	st := dialects.Stmt{SQL: b.sb.String(), Args: args}
+	st := dialects.Stmt{SQL: sql, Args: args}
 	if b.s.Verify != nil {
 		if err := b.s.Verify(st); err != nil {
 			return dialects.Stmt{}, err
@@ -112,7 +121,11 @@ func (b *Builder) Fail(err error) {
 }
 
 // Str writes SQL text as it is; it must never hold a request value.
-func (b *Builder) Str(s string) { b.sb.WriteString(s) }
+func (b *Builder) Str(s string) {
+	if !b.mute {
+		b.sb.WriteString(s)
+	}
+}
 
 // Arg binds v and writes its placeholder. DEFAULT is not a value: it is
 // refused here, and written by Value where it belongs.
@@ -122,6 +135,9 @@ func (b *Builder) Arg(v any) {
 		return
 	}
 	b.args = append(b.args, v)
+	if b.mute {
+		return
+	}
 	b.sb.WriteString(b.s.Placeholder)
 	if b.s.Numbered {
 		b.sb.WriteString(strconv.Itoa(len(b.args)))
@@ -156,6 +172,9 @@ func (b *Builder) checkIdent(name string) error {
 // Ident writes a quoted identifier, or fails if the engine cannot take the
 // name.
 func (b *Builder) Ident(name string) {
+	if b.mute {
+		return // checked before the text was taken (renderRead)
+	}
 	if err := b.checkIdent(name); err != nil {
 		b.Fail(err)
 		return
@@ -184,7 +203,7 @@ func (b *Builder) Qualify(p *query.Plan) { b.qualify = p }
 func (b *Builder) Col(name string) {
 	if b.qualify != nil {
 		b.Table(b.qualify)
-		b.sb.WriteByte('.')
+		b.Str(".")
 	}
 	b.Ident(name)
 }
@@ -193,7 +212,7 @@ func (b *Builder) Col(name string) {
 func (b *Builder) Table(p *query.Plan) {
 	if p.Schema != "" {
 		b.Ident(p.Schema)
-		b.sb.WriteByte('.')
+		b.Str(".")
 	}
 	b.Ident(p.Table)
 }
