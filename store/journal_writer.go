@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/littlebitlabs/minimal/fault"
@@ -34,6 +35,11 @@ import (
 
 // touchStep is the granularity of a session's LastSeenAt.
 const touchStep = time.Second
+
+// journalCounts counts, over the process, the writer's transactions and
+// the statements that write outcomes of entries written before (UPDATEs),
+// for the tests and benchmarks that show how calls are batched.
+var journalCounts struct{ commits, updates atomic.Int64 }
 
 // maxJournalBatch bounds the operations of one transaction.
 const maxJournalBatch = 64
@@ -147,6 +153,9 @@ func (s *Store) runJournal() {
 	due.Stop()
 	idle := time.NewTimer(readIdle)
 	idle.Stop()
+	// wrote is when the writer last wrote what was pending: the idle
+	// write waits until writeGap after it (idleIn).
+	var wrote time.Time
 	for {
 		var op *journalOp
 		ok := true
@@ -158,8 +167,15 @@ func (s *Store) runJournal() {
 				pending = s.flushDue(pending, due, false)
 				continue
 			case <-idle.C:
+				if rest := writeGap - time.Since(wrote); rest > 0 {
+					// Within writeGap of the last write: wait for
+					// the rest of it (or for due).
+					idle.Reset(rest)
+					continue
+				}
 				due.Stop()
 				pending = s.flushDue(pending, due, false)
+				wrote = time.Now()
 				continue
 			}
 		} else {
@@ -176,7 +192,7 @@ func (s *Store) runJournal() {
 				if !hadPending {
 					due.Reset(readLinger)
 				}
-				idle.Reset(readIdle)
+				idle.Reset(idleIn(time.Now(), wrote))
 			}
 			continue
 		}
@@ -184,10 +200,23 @@ func (s *Store) runJournal() {
 		idle.Stop()
 		if len(batch) == 0 {
 			pending = s.flushDue(pending, due, true)
+			wrote = time.Now()
 			continue
 		}
 		pending = s.flush(pending, batch)
+		wrote = time.Now()
 	}
+}
+
+// idleIn is how long the writer waits, from now, for more work before it
+// writes what is pending when nothing else comes: readIdle, and at least
+// until writeGap after the last write (wrote). A gateway that was quiet
+// writes a call within readIdle; under load, gaps of a few milliseconds
+// between calls no longer each cost a commit, and the writes come at
+// most every writeGap (or readLinger after the oldest entry they hold,
+// through due, whichever comes first).
+func idleIn(now, wrote time.Time) time.Duration {
+	return max(readIdle, writeGap-now.Sub(wrote))
 }
 
 // flushDue writes what is pending but the entries of read-only calls still
@@ -223,38 +252,35 @@ func (s *Store) flushDue(pending []*journalOp, due *time.Timer, full bool) []*jo
 }
 
 // holdBack splits pending, in order, into what to write now and what may
-// wait: the entries of read-only calls still running (no outcome yet),
-// queued less than holdFor before now, and of each session every entry
-// after the first of those (a session's entries are written in the order
-// of its calls, which gives their Seqs). Everything else is written.
+// wait: of each session, its first entry of a read-only call still running
+// (no outcome yet) queued less than holdFor before now, and every entry
+// of the session after it, running or done (a session's entries are
+// written in the order of its calls, which gives their Seqs). Everything
+// else is written. So a running entry goes out as running only once it is
+// holdFor old, not because a later call of its session finished first;
+// what is kept is younger than holdFor (pending is in the order the calls
+// were queued), so an entry is written by the first write holdFor after
+// its call.
 func holdBack(pending []*journalOp, now time.Time) (write, keep []*journalOp) {
-	var held map[string]bool
-	for _, op := range pending {
-		if !op.accepted {
+	var first map[string]int
+	for i, op := range pending {
+		if !op.accepted || op.entry.Done || now.Sub(op.queued) >= holdFor {
 			continue
 		}
-		if !op.entry.Done && now.Sub(op.queued) < holdFor {
-			if held == nil {
-				held = map[string]bool{}
-			}
-			held[op.entry.SessionID] = true
+		if first == nil {
+			first = map[string]int{}
+		}
+		if _, ok := first[op.entry.SessionID]; !ok {
+			first[op.entry.SessionID] = i
 		}
 	}
-	if held == nil {
+	if first == nil {
 		return pending, nil
-	}
-	// A held session's entries up to its last one that must go (done or
-	// old) are written, running or not: they come before it.
-	last := map[string]int{}
-	for i, op := range pending {
-		if op.accepted && held[op.entry.SessionID] && (op.entry.Done || now.Sub(op.queued) >= holdFor) {
-			last[op.entry.SessionID] = i
-		}
 	}
 	write = make([]*journalOp, 0, len(pending))
 	for i, op := range pending {
-		if op.accepted && held[op.entry.SessionID] {
-			if l, ok := last[op.entry.SessionID]; !ok || i > l {
+		if op.accepted {
+			if f, ok := first[op.entry.SessionID]; ok && i >= f {
 				keep = append(keep, op)
 				continue
 			}
@@ -266,8 +292,9 @@ func holdBack(pending []*journalOp, now time.Time) (write, keep []*journalOp) {
 
 // readLinger is how long what nobody waits for may wait in memory for
 // company: what a crash can lose of the journal. readIdle ends the wait
-// sooner when nothing more comes: a quiet gateway writes within
-// milliseconds, a busy one in batches of up to readLinger.
+// sooner when nothing more comes, but not sooner than writeGap after the
+// last write: a quiet gateway writes within milliseconds, a busy one in
+// batches of writeGap to readLinger.
 const (
 	readLinger = 20 * time.Millisecond
 	readIdle   = 2 * time.Millisecond
@@ -276,6 +303,11 @@ const (
 	// write that takes it comes readLinger after its call at the latest,
 	// and at least holdFor after the write it waited past.
 	holdFor = readLinger / 2
+	// writeGap is the least time between two writes of what is pending
+	// when nothing else asks for one (idleIn): a journal read, a call
+	// somebody waits for, a full batch and due still write at once, so
+	// each entry is still written within readLinger of its call.
+	writeGap = readLinger / 2
 )
 
 // admit sorts batch: the begins of read-only calls join pending (and their
@@ -395,6 +427,7 @@ func (s *Store) writeJournal(batch []*journalOp) {
 			return s.applyRest(ctx, prepared{s, tx}, batch)
 		})
 		if err == nil {
+			journalCounts.commits.Add(1)
 			return
 		}
 		// What the writer remembers of the sessions may be what the
@@ -413,6 +446,8 @@ func (s *Store) writeJournal(batch []*journalOp) {
 			})
 			if op.writeErr != nil {
 				clear(s.seen)
+			} else {
+				journalCounts.commits.Add(1)
 			}
 			continue
 		}
@@ -428,6 +463,8 @@ func (s *Store) writeJournal(batch []*journalOp) {
 			if op.err == nil {
 				op.err = err
 			}
+		} else {
+			journalCounts.commits.Add(1)
 		}
 	}
 }
@@ -465,6 +502,7 @@ func (s *Store) lockSessions(ctx context.Context, tx *sql.Tx, batch []*journalOp
 func (s *Store) applyJournal(ctx context.Context, tx prepared, op *journalOp) error {
 	e := &op.entry
 	if !op.begin {
+		journalCounts.updates.Add(1)
 		res, err := tx.ExecContext(ctx, finishCall, e.Outcome, e.Message, e.Rows, int64(e.Duration), e.SessionID, e.Seq)
 		if err != nil {
 			return err
@@ -659,6 +697,7 @@ func (s *Store) finishEntries(ctx context.Context, tx prepared, ops []*journalOp
 				e := &op.entry
 				args = append(args, e.SessionID, e.Seq, e.Outcome, e.Message, e.Rows, int64(e.Duration))
 			}
+			journalCounts.updates.Add(1)
 			res, err := tx.ExecContext(ctx, finishUpdates[k], args...)
 			if err != nil {
 				return err

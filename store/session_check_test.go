@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime"
@@ -353,31 +354,53 @@ func TestEndSessionProcess(t *testing.T) {
 
 // BenchmarkReadCalls measures the store's CPU per read-only call on the
 // SQLite control plane, as the MCP face makes them: 16 calls at a time in
-// one session, each checked, run for about a millisecond, and finished
-// (go test -run - -bench ReadCalls -benchtime 20000x ./store). cpu-µs/call
-// is the process's user and system time over the calls.
+// one session, each checked, run for a while, and finished (go test -run -
+// -bench ReadCalls -benchtime 20000x ./store). In tool=1ms each call runs
+// for about a millisecond and the next follows at once; in spread, as
+// under a load over HTTP, a call runs for 0.5 to 4 ms and its client's
+// next call comes 0 to 4 ms after it (the answer, the client), so that the
+// calls of the session come unevenly, with gaps. cpu-µs/call is the
+// process's user and system time over the calls; commits/call and
+// updates/call the journal writer's transactions and outcome UPDATEs.
 func BenchmarkReadCalls(b *testing.B) {
-	ctx := b.Context()
-	s, call := benchSession(b)
-	b.SetParallelism(16 / runtime.GOMAXPROCS(0))
-	start := cpuTime()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			c := call
-			c.At = time.Now()
-			_, rc, err := s.BeginReadCall(ctx, c)
-			if err != nil {
-				b.Error(err)
-				return
+	for _, bc := range []struct {
+		name       string
+		tool, next func() time.Duration
+	}{
+		{"tool=1ms", func() time.Duration { return time.Millisecond }, func() time.Duration { return 0 }},
+		{"spread", func() time.Duration { return 500*time.Microsecond + rand.N(3500*time.Microsecond) },
+			func() time.Duration { return rand.N(4 * time.Millisecond) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			ctx := b.Context()
+			s, call := benchSession(b)
+			b.SetParallelism(16 / runtime.GOMAXPROCS(0))
+			commits, updates := journalCounts.commits.Load(), journalCounts.updates.Load()
+			start := cpuTime()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					c := call
+					c.At = time.Now()
+					_, rc, err := s.BeginReadCall(ctx, c)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					time.Sleep(bc.tool())
+					s.FinishReadCall(rc, "ok", "", 100, time.Millisecond, func(err error) { b.Error(err) })
+					if d := bc.next(); d > 0 {
+						time.Sleep(d)
+					}
+				}
+			})
+			if err := s.FlushJournal(ctx); err != nil {
+				b.Fatal(err)
 			}
-			time.Sleep(time.Millisecond)
-			s.FinishReadCall(rc, "ok", "", 100, time.Millisecond, func(err error) { b.Error(err) })
-		}
-	})
-	if err := s.FlushJournal(ctx); err != nil {
-		b.Fatal(err)
+			b.StopTimer()
+			b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/call")
+			b.ReportMetric(float64(journalCounts.commits.Load()-commits)/float64(b.N), "commits/call")
+			b.ReportMetric(float64(journalCounts.updates.Load()-updates)/float64(b.N), "updates/call")
+		})
 	}
-	b.StopTimer()
-	b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/call")
 }
