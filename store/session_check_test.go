@@ -359,7 +359,8 @@ func TestEndSessionProcess(t *testing.T) {
 // for about a millisecond and the next follows at once; in spread, as
 // under a load over HTTP, a call runs for 0.5 to 4 ms and its client's
 // next call comes 0 to 4 ms after it (the answer, the client), so that the
-// calls of the session come unevenly, with gaps. cpu-µs/call is the
+// calls of the session come unevenly, with gaps; in slow a call runs for
+// 2 to 14 ms, as when the gateway's CPU is busy. cpu-µs/call is the
 // process's user and system time over the calls; commits/call and
 // updates/call the journal writer's transactions and outcome UPDATEs.
 func BenchmarkReadCalls(b *testing.B) {
@@ -369,6 +370,8 @@ func BenchmarkReadCalls(b *testing.B) {
 	}{
 		{"tool=1ms", func() time.Duration { return time.Millisecond }, func() time.Duration { return 0 }},
 		{"spread", func() time.Duration { return 500*time.Microsecond + rand.N(3500*time.Microsecond) },
+			func() time.Duration { return rand.N(4 * time.Millisecond) }},
+		{"slow", func() time.Duration { return 2*time.Millisecond + rand.N(12*time.Millisecond) },
 			func() time.Duration { return rand.N(4 * time.Millisecond) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
