@@ -153,9 +153,6 @@ func (s *Store) runJournal() {
 	due.Stop()
 	idle := time.NewTimer(readIdle)
 	idle.Stop()
-	// wrote is when the writer last wrote what was pending: the idle
-	// write waits until writeGap after it (idleIn).
-	var wrote time.Time
 	for {
 		var op *journalOp
 		ok := true
@@ -167,15 +164,8 @@ func (s *Store) runJournal() {
 				pending = s.flushDue(pending, due, false)
 				continue
 			case <-idle.C:
-				if rest := writeGap - time.Since(wrote); rest > 0 {
-					// Within writeGap of the last write: wait for
-					// the rest of it (or for due).
-					idle.Reset(rest)
-					continue
-				}
 				due.Stop()
 				pending = s.flushDue(pending, due, false)
-				wrote = time.Now()
 				continue
 			}
 		} else {
@@ -192,7 +182,7 @@ func (s *Store) runJournal() {
 				if !hadPending {
 					due.Reset(readLinger)
 				}
-				idle.Reset(idleIn(time.Now(), wrote))
+				idle.Reset(readIdle)
 			}
 			continue
 		}
@@ -200,23 +190,10 @@ func (s *Store) runJournal() {
 		idle.Stop()
 		if len(batch) == 0 {
 			pending = s.flushDue(pending, due, true)
-			wrote = time.Now()
 			continue
 		}
 		pending = s.flush(pending, batch)
-		wrote = time.Now()
 	}
-}
-
-// idleIn is how long the writer waits, from now, for more work before it
-// writes what is pending when nothing else comes: readIdle, and at least
-// until writeGap after the last write (wrote). A gateway that was quiet
-// writes a call within readIdle; under load, gaps of a few milliseconds
-// between calls no longer each cost a commit, and the writes come at
-// most every writeGap (or readLinger after the oldest entry they hold,
-// through due, whichever comes first).
-func idleIn(now, wrote time.Time) time.Duration {
-	return max(readIdle, writeGap-now.Sub(wrote))
 }
 
 // flushDue writes what is pending but the entries of read-only calls still
@@ -252,35 +229,38 @@ func (s *Store) flushDue(pending []*journalOp, due *time.Timer, full bool) []*jo
 }
 
 // holdBack splits pending, in order, into what to write now and what may
-// wait: of each session, its first entry of a read-only call still running
-// (no outcome yet) queued less than holdFor before now, and every entry
-// of the session after it, running or done (a session's entries are
-// written in the order of its calls, which gives their Seqs). Everything
-// else is written. So a running entry goes out as running only once it is
-// holdFor old, not because a later call of its session finished first;
-// what is kept is younger than holdFor (pending is in the order the calls
-// were queued), so an entry is written by the first write holdFor after
-// its call.
+// wait: the entries of read-only calls still running (no outcome yet),
+// queued less than holdFor before now, and of each session every entry
+// after the first of those (a session's entries are written in the order
+// of its calls, which gives their Seqs). Everything else is written.
 func holdBack(pending []*journalOp, now time.Time) (write, keep []*journalOp) {
-	var first map[string]int
-	for i, op := range pending {
-		if !op.accepted || op.entry.Done || now.Sub(op.queued) >= holdFor {
+	var held map[string]bool
+	for _, op := range pending {
+		if !op.accepted {
 			continue
 		}
-		if first == nil {
-			first = map[string]int{}
-		}
-		if _, ok := first[op.entry.SessionID]; !ok {
-			first[op.entry.SessionID] = i
+		if !op.entry.Done && now.Sub(op.queued) < holdFor {
+			if held == nil {
+				held = map[string]bool{}
+			}
+			held[op.entry.SessionID] = true
 		}
 	}
-	if first == nil {
+	if held == nil {
 		return pending, nil
+	}
+	// A held session's entries up to its last one that must go (done or
+	// old) are written, running or not: they come before it.
+	last := map[string]int{}
+	for i, op := range pending {
+		if op.accepted && held[op.entry.SessionID] && (op.entry.Done || now.Sub(op.queued) >= holdFor) {
+			last[op.entry.SessionID] = i
+		}
 	}
 	write = make([]*journalOp, 0, len(pending))
 	for i, op := range pending {
-		if op.accepted {
-			if f, ok := first[op.entry.SessionID]; ok && i >= f {
+		if op.accepted && held[op.entry.SessionID] {
+			if l, ok := last[op.entry.SessionID]; !ok || i > l {
 				keep = append(keep, op)
 				continue
 			}
@@ -292,9 +272,8 @@ func holdBack(pending []*journalOp, now time.Time) (write, keep []*journalOp) {
 
 // readLinger is how long what nobody waits for may wait in memory for
 // company: what a crash can lose of the journal. readIdle ends the wait
-// sooner when nothing more comes, but not sooner than writeGap after the
-// last write: a quiet gateway writes within milliseconds, a busy one in
-// batches of writeGap to readLinger.
+// sooner when nothing more comes: a quiet gateway writes within
+// milliseconds, a busy one in batches of up to readLinger.
 const (
 	readLinger = 20 * time.Millisecond
 	readIdle   = 2 * time.Millisecond
@@ -303,11 +282,6 @@ const (
 	// write that takes it comes readLinger after its call at the latest,
 	// and at least holdFor after the write it waited past.
 	holdFor = readLinger / 2
-	// writeGap is the least time between two writes of what is pending
-	// when nothing else asks for one (idleIn): a journal read, a call
-	// somebody waits for, a full batch and due still write at once, so
-	// each entry is still written within readLinger of its call.
-	writeGap = readLinger / 2
 )
 
 // admit sorts batch: the begins of read-only calls join pending (and their

@@ -32,9 +32,8 @@ import (
 // header as it was before they read (checkSnap). A check that finds the
 // header still the same is answered from there: nothing was committed
 // since that read began, so a read now would find the same rows. Under
-// load the journal writer commits every writeGap to readLinger (sooner
-// only for a call somebody waits for, a journal read or a full batch),
-// and the calls in between skip the read transaction.
+// load the journal writer commits every few milliseconds, and the calls in
+// between skip the read transaction.
 
 // maxCheckIDs bounds the sessions one check read covers; the statements
 // are prepared for 1, 2, 4, … maxCheckIDs ids (checkSizes), a smaller set
