@@ -1,7 +1,6 @@
 package mcp_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -35,26 +34,27 @@ func BenchmarkDirectReadRows(b *testing.B) {
 			headers := http.Header{"Lb-Access-Token": {g.agent}, "Content-Type": {"application/json"},
 				"Mcp-Protocol-Version": {era}, mcp.SessionHeader: {sid}}
 			if era == modern {
-				params["_meta"] = map[string]any{
-					"io.modelcontextprotocol/protocolVersion":    modern,
-					"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-				}
+				params["_meta"] = meta()
 				headers["Mcp-Method"] = []string{"tools/call"}
 				headers["Mcp-Name"] = []string{"auto_read_rows"}
 			} else {
 				headers["Mcp-Session-Id"] = []string{g.initialize(g.agent)}
 			}
-			body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+			body := rpcBody("tools/call", params)
 			serve := func() *httptest.ResponseRecorder {
-				req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8484"+mcp.Path, strings.NewReader(string(body)))
+				req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8484"+mcp.Path, strings.NewReader(body))
 				req.Header = headers.Clone()
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, req)
 				return w
 			}
+			direct := g.srv.DirectCalls()
 			if w := serve(); w.Code != 200 || !strings.Contains(w.Body.String(), `"isError":false`) ||
 				strings.Count(w.Body.String(), `\"title\":`) != 100 {
 				b.Fatalf("%d %.300s", w.Code, w.Body.String())
+			}
+			if g.srv.DirectCalls() != direct+1 {
+				b.Fatal("the call did not take the direct road")
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
