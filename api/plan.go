@@ -136,6 +136,12 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, allowEmpty 
 	if r.Body == nil {
 		r.Body = http.NoBody
 	}
+	if r.ContentLength > limit {
+		// Refused on its declared length, before a byte of it is read:
+		// a client that asked "Expect: 100-continue" gets the 413
+		// instead of a 100 and never sends the body.
+		return nil, fault.New(fault.TooLarge, "request body is over the limit of %d bytes", limit)
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
