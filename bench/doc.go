@@ -51,14 +51,14 @@
 //     Every response must be 200 with exactly 100 rows of the right page
 //     (checked by a byte scan on every response and a full JSON decode with
 //     id checks on every 16th); a single failure fails the run.
-//     Then, the same way but in eight rounds of -duration/8 in the order
+//     Then, the same way but in twelve rounds of -duration/8 in the order
 //     A, B, B, A, A, B, …: the analyst's read (pages of the rows with
 //     grp = 3, which the scope selects) against the admin asking for the
 //     same rows and columns by filter (grp=eq.3&fc=id,…,created), so both
 //     run the same SQL and the ratio is what the permission gates cost;
-//     and, in four such rounds each, gateway against direct on MariaDB and
+//     and, in four rounds of -duration/4 each, gateway against direct on MariaDB and
 //     on ClickHouse. A failure there is reported on the dialect's line and
-//     fails the run at the end. Then, in eight rounds each, MCP against
+//     fails the run at the end. Then, in twelve rounds each, MCP against
 //     REST on the same gateway, once per protocol era clients speak
 //     (2025-06-18 and 2025-11-25: initialize first and its Mcp-Session-Id
 //     on every call; 2026-07-28: _meta and the standard headers):
@@ -70,13 +70,13 @@
 //     decoded, content[0].text compared with structuredContent, and the
 //     page decoded with its ids. The size of one answer is printed for
 //     each era, 2025-03-26 too (whose clients get the text only).
-//     -only mcp runs just this measure (pg only, about a minute and a half).
-//     Right after the main comparison, in eight rounds each, the gateway
+//     -only mcp runs just this measure (pg only, about two minutes).
+//     Right after the main comparison, in twelve rounds each, the gateway
 //     against the strong baseline (strong.go: the same pool and SELECT,
 //     typed scans, JSON appended by hand without reflection, one write):
 //     one row by primary key (GET ?ps=1&pg=0&id=eq.N against
 //     /strong/item?id=N, ids 1..10000 at random) and the 100-row page.
-//     -only pk runs just this measure (pg only, about a minute).
+//     -only pk runs just this measure (pg only, about a minute and a half).
 //     Then the database's own ceiling (ceiling.go): pgbench with a custom
 //     script running the page's SELECT (prepared, same concurrency) in
 //     four rounds interleaved with the gateway's 100-row pages. MariaDB and

@@ -36,11 +36,16 @@ const (
 	strongKeyTarget  = 0.80
 	strongPageTarget = 1.0
 	// scopedRounds and dialectRounds are the alternating rounds of the
-	// scoped read and of the ma and ch comparisons (a, b, b, a, …): shorter
-	// rounds than the main comparison's, so that a burst of load from
-	// something else on the machine weighs on both sides alike. ClickHouse
-	// answers in hundreds of milliseconds here, hence fewer for dialects.
-	scopedRounds  = 8
+	// scoped read, the strong baseline and MCP comparisons, and of the ma
+	// and ch comparisons (a, b, b, a, …): shorter rounds than the main
+	// comparison's, so that a burst of load from something else on the
+	// machine weighs on both sides alike. The scoped ones are -duration/8
+	// each (options.stretched): twelve of them, as eight left the median
+	// of a comparison swinging by ±0.03 from run to run on a 2-core
+	// machine, the width of the margin its target is judged by.
+	// ClickHouse answers in hundreds of milliseconds here, hence fewer,
+	// longer rounds for dialects (-duration/4 each).
+	scopedRounds  = 12
 	dialectRounds = 4
 )
 
@@ -82,6 +87,13 @@ type options struct {
 	aggregateOnly bool
 	// only names the one measure to run (onlyRestOps), "" for all.
 	only string
+}
+
+// stretched returns o with its duration made rounds rounds of -duration/8,
+// for a comparison in scopedRounds.
+func (o options) stretched(rounds int) options {
+	o.duration = o.duration * time.Duration(rounds) / 8
+	return o
 }
 
 // The values of -only, each running one measure on pg only.
@@ -411,7 +423,7 @@ func bench(ctx context.Context, o options) (_ *summary, err error) {
 		return sum, fmt.Errorf("scoped read and the admin's equivalent disagree: %w", err)
 	}
 	logf("cross-check: page 3 of the scoped read identical to the admin's (%d pages of rows with grp = %d)", len(an.urls), analystGroup)
-	as, ads, failures, err := compare(ctx, an, ad, o, scopedRounds, true, sum)
+	as, ads, failures, err := compare(ctx, an, ad, o.stretched(scopedRounds), scopedRounds, true, sum)
 	if err != nil {
 		return sum, err
 	}
@@ -546,7 +558,7 @@ func strongPhase(ctx context.Context, g *target, gwBase, directRoot, token strin
 		if err := crossCheck(ctx, c.a, c.b, dialectColumns); err != nil {
 			return fmt.Errorf("%s: gateway and strong baseline disagree: %w", c.name, err)
 		}
-		gs, ss, failures, err := compare(ctx, c.a, c.b, o, scopedRounds, true, sum)
+		gs, ss, failures, err := compare(ctx, c.a, c.b, o.stretched(scopedRounds), scopedRounds, true, sum)
 		if err != nil {
 			return err
 		}

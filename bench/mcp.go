@@ -406,7 +406,7 @@ func mcpPhase(ctx context.Context, gw *child, dataDir, gwBase, token, readerToke
 	}
 	logf("cross-check: page 3 identical through MCP (every era) and REST")
 	for _, v := range mcpEras {
-		mst, rst, failures, err := compare(ctx, targets[v], r, o, scopedRounds, true, sum)
+		mst, rst, failures, err := compare(ctx, targets[v], r, o.stretched(scopedRounds), scopedRounds, true, sum)
 		if err != nil {
 			return err
 		}
