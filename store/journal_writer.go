@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"slices"
 	"strings"
@@ -147,6 +148,7 @@ func (s *Store) closeJournal() {
 // while its entry is pending is written with it, in the same INSERT.
 func (s *Store) runJournal() {
 	defer close(s.journalDone)
+	defer s.jconn.close()
 	batch := make([]*journalOp, 0, maxJournalBatch)
 	var pending []*journalOp
 	due := time.NewTimer(readLinger)
@@ -389,16 +391,16 @@ func (s *Store) writeJournal(batch []*journalOp) {
 		for _, q := range finishUpdates {
 			_, _ = s.stmt(ctx, q)
 		}
-		err := s.record(ctx, "store: journal calls", func(tx *sql.Tx) error {
+		err := s.recordJournal(ctx, "store: journal calls", func(tx querier) error {
 			if err := s.lockSessions(ctx, tx, batch); err != nil {
 				return err
 			}
 			// The accepted entries come first (flush puts pending
 			// first), session by session.
-			if err := s.appendAccepted(ctx, prepared{s, tx}, batch); err != nil {
+			if err := s.appendAccepted(ctx, tx, batch); err != nil {
 				return err
 			}
-			return s.applyRest(ctx, prepared{s, tx}, batch)
+			return s.applyRest(ctx, tx, batch)
 		})
 		if err == nil {
 			journalCounts.commits.Add(1)
@@ -412,11 +414,11 @@ func (s *Store) writeJournal(batch []*journalOp) {
 		if op.accepted {
 			// Its caller has its answer (op.err is the caller's): the
 			// outcome of the write is writeErr.
-			op.writeErr = s.record(ctx, "store: journal call", func(tx *sql.Tx) error {
+			op.writeErr = s.recordJournal(ctx, "store: journal call", func(tx querier) error {
 				if err := s.lockSessions(ctx, tx, []*journalOp{op}); err != nil {
 					return err
 				}
-				return s.applyJournal(ctx, prepared{s, tx}, op)
+				return s.applyJournal(ctx, tx, op)
 			})
 			if op.writeErr != nil {
 				clear(s.seen)
@@ -426,11 +428,11 @@ func (s *Store) writeJournal(batch []*journalOp) {
 			continue
 		}
 		op.err = nil
-		err := s.record(ctx, "store: journal call", func(tx *sql.Tx) error {
+		err := s.recordJournal(ctx, "store: journal call", func(tx querier) error {
 			if err := s.lockSessions(ctx, tx, []*journalOp{op}); err != nil {
 				return err
 			}
-			return s.applyJournal(ctx, prepared{s, tx}, op)
+			return s.applyJournal(ctx, tx, op)
 		})
 		if err != nil {
 			clear(s.seen)
@@ -447,7 +449,7 @@ func (s *Store) writeJournal(batch []*journalOp) {
 // on each other in a circle), the row locks of the sessions that begin
 // calls, so that calls of one session take turns and never get the same
 // Seq. SQLite needs none: its write transactions are exclusive.
-func (s *Store) lockSessions(ctx context.Context, tx *sql.Tx, batch []*journalOp) error {
+func (s *Store) lockSessions(ctx context.Context, tx querier, batch []*journalOp) error {
 	if s.dia.lockSession == "" {
 		return nil
 	}
@@ -459,7 +461,7 @@ func (s *Store) lockSessions(ctx context.Context, tx *sql.Tx, batch []*journalOp
 	}
 	slices.Sort(ids)
 	for _, id := range slices.Compact(ids) {
-		if _, err := (prepared{s, tx}).ExecContext(ctx, s.dia.lockSession, id); err != nil {
+		if _, err := tx.ExecContext(ctx, s.dia.lockSession, id); err != nil {
 			return err
 		}
 	}
@@ -473,7 +475,7 @@ func (s *Store) lockSessions(ctx context.Context, tx *sql.Tx, batch []*journalOp
 // A begin in a session the writer has seen (s.seen) is one statement,
 // insertLiveCall, which checks the session as it appends; the session is
 // read only the first time, and when that statement refuses, to say why.
-func (s *Store) applyJournal(ctx context.Context, tx prepared, op *journalOp) error {
+func (s *Store) applyJournal(ctx context.Context, tx querier, op *journalOp) error {
 	e := &op.entry
 	if !op.begin {
 		journalCounts.updates.Add(1)
@@ -531,7 +533,7 @@ func (s *Store) applyJournal(ctx context.Context, tx prepared, op *journalOp) er
 // (BeginReadCall), with its outcome when it has one, alone. The call has
 // run: when the session refuses it by now (ended through another Store in
 // the moment since its caller read it), the entry is written all the same.
-func (s *Store) applyAccepted(ctx context.Context, tx prepared, op *journalOp) error {
+func (s *Store) applyAccepted(ctx context.Context, tx querier, op *journalOp) error {
 	e := &op.entry
 	stamp := op.at.UnixNano()
 	var outcome sql.NullString
@@ -560,7 +562,7 @@ func (s *Store) applyAccepted(ctx context.Context, tx prepared, op *journalOp) e
 // multi-row INSERTs (insertEntries), and the session's last_seen_at moved once (not for a session
 // that no longer takes calls). The calls have run: a session ended through
 // another Store since their callers read it gets its entries all the same.
-func (s *Store) appendAccepted(ctx context.Context, tx prepared, batch []*journalOp) error {
+func (s *Store) appendAccepted(ctx context.Context, tx querier, batch []*journalOp) error {
 	var order []string
 	groups := map[string][]*journalOp{}
 	for _, op := range batch {
@@ -604,7 +606,7 @@ func (s *Store) appendAccepted(ctx context.Context, tx prepared, batch []*journa
 // applyRest writes the operations of batch but the accepted begins, in
 // their order (applyJournal); a run of outcomes between two begins goes in
 // a few multi-row UPDATEs (finishEntries).
-func (s *Store) applyRest(ctx context.Context, tx prepared, batch []*journalOp) error {
+func (s *Store) applyRest(ctx context.Context, tx querier, batch []*journalOp) error {
 	var run []*journalOp
 	for _, op := range batch {
 		switch {
@@ -654,7 +656,7 @@ FROM (VALUES (?, CAST(? AS BIGINT), ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT))`
 // rows — an unknown entry, or one entry's outcome twice — is written again
 // an outcome at a time (applyJournal: the same values, the last outcome of
 // an entry last, NotFound for an unknown one).
-func (s *Store) finishEntries(ctx context.Context, tx prepared, ops []*journalOp) error {
+func (s *Store) finishEntries(ctx context.Context, tx querier, ops []*journalOp) error {
 	if len(ops) < finishChunks[len(finishChunks)-1] {
 		for _, op := range ops {
 			if err := s.applyJournal(ctx, tx, op); err != nil {
@@ -751,7 +753,7 @@ func repeatRow(n int, row string) string {
 
 // insertEntries writes the entries of ops, all of one session, their Seqs
 // set, in as few prepared INSERTs as entryChunks allow.
-func insertEntries(ctx context.Context, tx prepared, ops []*journalOp) error {
+func insertEntries(ctx context.Context, tx querier, ops []*journalOp) error {
 	if len(ops) == 0 {
 		return nil
 	}
@@ -816,7 +818,7 @@ const maxSeenSessions = 10000
 // touched completes a begin whose entry is written: last_seen_at moves in
 // steps of touchStep (a burst of calls writes it once, and an idle timeout
 // is at most that much late), and op gets the session as it now is.
-func (s *Store) touched(ctx context.Context, tx prepared, op *journalOp, ss Session) error {
+func (s *Store) touched(ctx context.Context, tx querier, op *journalOp, ss Session) error {
 	if op.at.Sub(ss.LastSeenAt) >= touchStep || op.at.Before(ss.LastSeenAt) {
 		if _, err := tx.ExecContext(ctx, touchSession, op.at.UnixNano(), op.entry.SessionID); err != nil {
 			return err
@@ -826,4 +828,161 @@ func (s *Store) touched(ctx context.Context, tx prepared, op *journalOp, ss Sess
 	s.seen[op.entry.SessionID] = ss
 	op.session = ss
 	return nil
+}
+
+// recordJournal is record for the journal writer: on SQLite it runs fn in
+// a transaction on the writer's own connection (journalConn), on
+// PostgreSQL in one of the pool's, where a transaction costs its round
+// trips rather than database/sql's work.
+func (s *Store) recordJournal(ctx context.Context, op string, fn func(tx querier) error) error {
+	if s.dia.name != sqliteDialect.name {
+		return s.record(ctx, op, func(tx *sql.Tx) error { return fn(prepared{s, tx}) })
+	}
+	w := &s.jconn
+	if err := w.begin(ctx, s.db); err != nil {
+		return dbErr(err, "%s", op)
+	}
+	if err := fn(w); err != nil {
+		w.rollback(ctx)
+		var fe *fault.Error
+		if errors.As(err, &fe) {
+			return err
+		}
+		return dbErr(err, "%s", op)
+	}
+	if _, err := w.ExecContext(ctx, commitTx); err != nil {
+		w.rollback(ctx)
+		return dbErr(err, "%s", op)
+	}
+	return nil
+}
+
+// The statements that bracket a transaction on the writer's connection;
+// BEGIN IMMEDIATE takes SQLite's write lock at once, as the pool's
+// transactions do (_txlock=immediate).
+const (
+	beginTx    = `BEGIN IMMEDIATE`
+	commitTx   = `COMMIT`
+	rollbackTx = `ROLLBACK`
+)
+
+// journalConn is the SQLite connection the journal writer's transactions
+// run on, only from the writer goroutine: BEGIN IMMEDIATE, COMMIT,
+// ROLLBACK and the writer's statements prepared on it once. A transaction
+// of database/sql's costs, each time, a goroutine and a context to watch
+// it, the driver's parse of its BEGIN and its COMMIT (each with a
+// goroutine of its own watching the context), and a statement bound to the
+// transaction per statement run; on the writer's hot path, one commit per
+// batch of calls, that was a tenth of its CPU. A transaction that fails is
+// rolled back; when the ROLLBACK fails too, the connection may be left in
+// any state and is let go (database/sql closes it), and the next
+// transaction takes a new one.
+type journalConn struct {
+	conn *sql.Conn
+	// stmts are the statements prepared on conn, by query.
+	stmts map[string]*sql.Stmt
+}
+
+// begin begins a transaction, on a new connection when there is none.
+func (w *journalConn) begin(ctx context.Context, db *sql.DB) error {
+	if w.conn == nil {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		w.conn, w.stmts = conn, map[string]*sql.Stmt{}
+		// Prepared before the transaction begins: the write lock is then
+		// held only while writing.
+		for _, q := range journalConnQueries {
+			w.stmt(ctx, q)
+		}
+	}
+	if _, err := w.ExecContext(ctx, beginTx); err != nil {
+		// A connection that could not begin may be left in any state:
+		// rollback lets it go unless a ROLLBACK succeeds.
+		w.rollback(ctx)
+		return err
+	}
+	return nil
+}
+
+// journalConnQueries are prepared on the writer's connection when it is
+// taken.
+var journalConnQueries = slices.Concat([]string{beginTx, commitTx, rollbackTx}, hotQueries, entryInserts, finishUpdates)
+
+// rollback ends the transaction begun on the connection, if any; when
+// that fails, the connection is let go.
+func (w *journalConn) rollback(ctx context.Context) {
+	if w.conn == nil {
+		return
+	}
+	if _, err := w.ExecContext(ctx, rollbackTx); err != nil {
+		w.drop()
+	}
+}
+
+// drop lets the connection go: database/sql closes it rather than pooling
+// it again.
+func (w *journalConn) drop() {
+	if w.conn == nil {
+		return
+	}
+	w.closeStmts()
+	_ = w.conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = w.conn.Close()
+	w.conn = nil
+}
+
+// close hands the connection back to the pool (the writer stops; no
+// transaction is open then).
+func (w *journalConn) close() {
+	if w.conn == nil {
+		return
+	}
+	w.closeStmts()
+	_ = w.conn.Close()
+	w.conn = nil
+}
+
+func (w *journalConn) closeStmts() {
+	for q, st := range w.stmts {
+		st.Close()
+		delete(w.stmts, q)
+	}
+}
+
+// stmt returns query prepared on the connection, preparing it on first
+// use; nil when it cannot be (it then runs unprepared, so its error is
+// the one running it gives).
+func (w *journalConn) stmt(ctx context.Context, query string) *sql.Stmt {
+	if st, ok := w.stmts[query]; ok {
+		return st
+	}
+	st, err := w.conn.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	w.stmts[query] = st
+	return st
+}
+
+func (w *journalConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := w.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return w.conn.QueryRowContext(ctx, query, args...)
+}
+
+func (w *journalConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := w.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return w.conn.QueryContext(ctx, query, args...)
+}
+
+func (w *journalConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := w.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return w.conn.ExecContext(ctx, query, args...)
 }

@@ -61,6 +61,9 @@ type Store struct {
 	// seen is the journal writer's memory of the sessions it has journaled
 	// calls of (only the writer goroutine uses it; see applyJournal).
 	seen map[string]Session
+	// jconn is the journal writer's connection on SQLite (only the writer
+	// goroutine uses it; see recordJournal).
+	jconn journalConn
 	// lastCall is the LastSeenAt (time.Time) the read-only calls accepted
 	// by BeginReadCall gave each session, by id, before the journal
 	// writer writes it; lastCalls counts its stores, to bound it.
@@ -141,8 +144,9 @@ func Exists(dataDir string) bool {
 }
 
 // sqliteConns bounds the SQLite connections: readers run in parallel under
-// WAL, writers take turns whatever the number. The session checker and the
-// audit writer (auditConn) each keep one of them once they have used it.
+// WAL, writers take turns whatever the number. The session checker, the
+// audit writer (auditConn) and the journal writer (journalConn) each keep
+// one of them once they have used it.
 const sqliteConns = 8
 
 // openSQLite opens <dataDir>/control.db, private to this user (privateDB).

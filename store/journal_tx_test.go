@@ -1,0 +1,129 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+)
+
+func TestJournalTxFailure(t *testing.T) { eachBackend(t, testJournalTxFailure) }
+
+// testJournalTxFailure: a statement that fails in the middle of a batch of
+// the journal writer (a trigger refuses the entries of tool "boom") rolls
+// the whole batch back, and each operation is then written in a
+// transaction of its own: the others are written with the Seqs that follow
+// one another, the refused one gets its error, nothing of it is left, and
+// no transaction stays open (another writer writes at once). On SQLite the
+// writer's connection is kept when its ROLLBACK succeeds, and let go when
+// the transaction cannot be rolled back (tool "gone": the trigger rolls
+// it back itself, so the ROLLBACK fails), the next transaction then on a
+// new connection.
+func testJournalTxFailure(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "f")
+	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
+	if onPostgres() {
+		for _, q := range []string{`CREATE FUNCTION journal_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN IF NEW.tool IN ('boom', 'gone') THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$`,
+			`CREATE TRIGGER journal_boom BEFORE INSERT ON session_calls FOR EACH ROW EXECUTE FUNCTION journal_boom()`} {
+			if _, err := s.db.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+	} else {
+		for _, q := range []string{`CREATE TRIGGER journal_boom BEFORE INSERT ON session_calls WHEN NEW.tool = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END`,
+			`CREATE TRIGGER journal_gone BEFORE INSERT ON session_calls WHEN NEW.tool = 'gone' BEGIN SELECT RAISE(ROLLBACK, 'gone'); END`} {
+			if _, err := s.db.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	writerConn := func() *sql.Conn {
+		// The writer is idle: every operation before has its answer.
+		if err := s.FlushJournal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return s.jconn.conn
+	}
+	accepted := func(tool string, done bool) *journalOp {
+		op := &journalOp{begin: true, accepted: true, at: time.Now(), projectID: p.ID, identityID: id.ID,
+			entry: JournalEntry{SessionID: ss.ID, Tool: tool, Arguments: `{}`}}
+		if done {
+			op.entry.Done, op.entry.Outcome = true, "ok"
+		}
+		return op
+	}
+	if _, _, err := s.BeginCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "0", Arguments: `{}`}); err != nil {
+		t.Fatal(err)
+	}
+	seq := int64(1)
+	for _, bad := range []string{"boom", "gone"} {
+		before := writerConn()
+		if !onPostgres() && before == nil {
+			t.Fatal("the writer has no connection of its own")
+		}
+		// The batch as the writer writes it: the accepted entries, then a
+		// call somebody waits for.
+		batch := []*journalOp{accepted("a", true), accepted("b", false), accepted(bad, true), accepted("c", true),
+			{begin: true, at: time.Now(), projectID: p.ID, identityID: id.ID, entry: JournalEntry{SessionID: ss.ID, Tool: "w", Arguments: `{}`}}}
+		s.writeJournal(batch)
+		for i, op := range batch {
+			switch {
+			case op.entry.Tool == bad:
+				if op.writeErr == nil {
+					t.Fatalf("%s: the refused entry has no error", bad)
+				}
+			case op.writeErr != nil || op.err != nil:
+				t.Fatalf("%s: entry %d: %v, %v", bad, i, op.writeErr, op.err)
+			default:
+				seq++
+				if op.entry.Seq != seq {
+					t.Fatalf("%s: entry %d has Seq %d, want %d", bad, i, op.entry.Seq, seq)
+				}
+			}
+		}
+		// No transaction is left open: another writer writes at once.
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := s.CreateSession(wctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "other", Context: "c"})
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: a write after the failed batch: %v", bad, err)
+		}
+		after := writerConn()
+		if !onPostgres() {
+			switch {
+			case after == nil:
+				t.Fatalf("%s: the writer has no connection", bad)
+			case bad == "boom" && after != before:
+				t.Fatal("boom: the connection was let go though its ROLLBACK succeeded")
+			case bad == "gone" && after == before:
+				t.Fatal("gone: the connection whose ROLLBACK failed was kept")
+			}
+		}
+	}
+	// The writer goes on: a read-only call and a call somebody waits for.
+	_, rc, err := s.BeginReadCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "d", Arguments: `{}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.FinishReadCall(rc, "ok", "", 1, time.Millisecond, func(err error) { t.Errorf("outcome: %v", err) })
+	if _, _, err := s.BeginCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "e", Arguments: `{}`}); err != nil {
+		t.Fatal(err)
+	}
+	j := must[[]JournalEntry](t)(s.Journal(ctx, ss.ID))
+	var tools string
+	for i, e := range j {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("entry %d has Seq %d", i, e.Seq)
+		}
+		tools += e.Tool
+	}
+	if want := "0abcwabcwde"; tools != want {
+		t.Fatalf("journal tools %q, want %q", tools, want)
+	}
+	if !j[9].Done || j[10].Done || !j[1].Done || j[2].Done {
+		t.Fatalf("outcomes: %+v", j)
+	}
+}
