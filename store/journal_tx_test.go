@@ -127,3 +127,69 @@ BEGIN IF NEW.tool IN ('boom', 'gone') THEN RAISE EXCEPTION 'boom'; END IF; RETUR
 		t.Fatalf("outcomes: %+v", j)
 	}
 }
+
+func TestJournalIdleWhileRunning(t *testing.T) { eachBackend(t, testJournalIdleWhileRunning) }
+
+// testJournalIdleWhileRunning: while a read-only call runs, a pause of
+// the others longer than readIdle writes nothing (the outcome of the
+// running one is sure to come): ten short calls 3 ms apart around a long
+// one cost a commit per readLinger of their span, not one per pause, and
+// every entry and outcome is written, another Store seeing them all.
+func testJournalIdleWhileRunning(t *testing.T) {
+	s, dir := newStore(t)
+	other := openStore(t, dir)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "i")
+	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
+	call := func(tool string) *ReadCall {
+		t.Helper()
+		_, rc, err := s.BeginReadCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: tool, Arguments: `{}`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rc
+	}
+	finish := func(rc *ReadCall) {
+		s.FinishReadCall(rc, "ok", "", 1, time.Millisecond, func(err error) { t.Errorf("outcome: %v", err) })
+	}
+	if err := s.FlushJournal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const short = 10
+	commits := journalCounts.commits.Load()
+	start := time.Now()
+	long := call("long")
+	for range short {
+		finish(call("short"))
+		time.Sleep(3 * time.Millisecond)
+	}
+	span := time.Since(start)
+	n := journalCounts.commits.Load() - commits
+	// A commit when the oldest entry is readLinger old, or holdFor after
+	// the last one at the soonest; one more for the edges.
+	if limit := int64(span/holdFor) + 1; n > limit {
+		t.Fatalf("%d commits in %v while a call ran, want at most %d", n, span, limit)
+	}
+	finish(long)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		// Within readLinger; a loaded machine may take longer.
+		j := must[[]JournalEntry](t)(other.Journal(ctx, ss.ID))
+		done := 0
+		for _, e := range j {
+			if e.Done {
+				done++
+			}
+		}
+		if len(j) == short+1 && done == short+1 {
+			if j[0].Tool != "long" {
+				t.Fatalf("first entry %+v, want the long call's", j[0])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("another store reads %d entries, %d done, 5 s after the calls; want %d", len(j), done, short+1)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -143,7 +143,8 @@ func (s *Store) closeJournal() {
 // FinishReadCall, and the entries of the read-only calls the writer
 // accepted — is pending: it waits up to readLinger, then rides in one
 // transaction, unless an operation somebody waits for comes first and
-// takes it along, or nothing comes for readIdle. Under load a commit
+// takes it along, or nothing comes for readIdle while no read-only call
+// the writer took runs (its outcome is sure to come). Under load a commit
 // carries the entries and outcomes of many calls, and an outcome that comes
 // while its entry is pending is written with it, in the same INSERT.
 func (s *Store) runJournal() {
@@ -155,6 +156,10 @@ func (s *Store) runJournal() {
 	due.Stop()
 	idle := time.NewTimer(readIdle)
 	idle.Stop()
+	// running counts the read-only calls accepted and not finished yet:
+	// while there are any, their outcomes are sure to come, and the idle
+	// write waits for them (or for due).
+	running := 0
 	for {
 		var op *journalOp
 		ok := true
@@ -166,6 +171,11 @@ func (s *Store) runJournal() {
 				pending = s.flushDue(pending, due, false)
 				continue
 			case <-idle.C:
+				if running > 0 {
+					// Calls still run: the writer is not idle, their
+					// outcomes will come. due writes what is pending.
+					continue
+				}
 				due.Stop()
 				pending = s.flushDue(pending, due, false)
 				continue
@@ -178,7 +188,16 @@ func (s *Store) runJournal() {
 			return
 		}
 		hadPending := len(pending) > 0
-		batch, pending = s.admit(s.collect(append(batch[:0], op)), pending)
+		batch = s.collect(append(batch[:0], op))
+		for _, op := range batch {
+			switch {
+			case op.accepted:
+				running++
+			case op.finishOf != nil:
+				running--
+			}
+		}
+		batch, pending = s.admit(batch, pending)
 		if len(batch) == 0 && len(pending) < maxJournalBatch {
 			if len(pending) > 0 {
 				if !hadPending {
@@ -274,8 +293,9 @@ func holdBack(pending []*journalOp, now time.Time) (write, keep []*journalOp) {
 
 // readLinger is how long what nobody waits for may wait in memory for
 // company: what a crash can lose of the journal. readIdle ends the wait
-// sooner when nothing more comes: a quiet gateway writes within
-// milliseconds, a busy one in batches of up to readLinger.
+// sooner when nothing more comes and no read-only call runs: a quiet
+// gateway writes within milliseconds, a busy one in batches of up to
+// readLinger.
 const (
 	readLinger = 20 * time.Millisecond
 	readIdle   = 2 * time.Millisecond
