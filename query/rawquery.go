@@ -52,6 +52,12 @@ func nextPair(raw string) (key, value, rest string, ok bool) {
 // FirstValue is url.Values.Get of a raw URL query string as
 // (*url.URL).Query reads it: the first value of name, or "".
 func FirstValue(raw, name string) string {
+	// Without escapes ('%', '+') a key is its raw text: a query that does
+	// not hold name holds no key name (a read without "format", the
+	// common case, is not walked pair by pair).
+	if !strings.Contains(raw, name) && !strings.ContainsAny(raw, "%+") {
+		return ""
+	}
 	if slowQuery(raw) {
 		v, _ := url.ParseQuery(raw)
 		return v.Get(name)

@@ -40,6 +40,9 @@ var rawQueries = []string{
 	"ps=%31&pg=%30&id=eq.%37",
 	"ps=1&pg=0&%E2%82%AC=eq.%E2%82%AC",
 	"ps=1&pg=0&id=eq.7#frag",
+	"ps=1&pg=0&form%61t=csv",
+	"ps=1&pg=0&a+b=eq.1&a%20b=eq.2",
+	"ps=1&pg=0&formatx=csv&xformat=json",
 }
 
 // TestFromQueryIsFromParams: FromQuery and FirstValue read a query string
@@ -65,7 +68,7 @@ func sameAsParams(t *testing.T, raw string) {
 			t.Fatalf("%q %v: plan %+v, want %+v", raw, action, got, want)
 		}
 	}
-	for _, name := range []string{ParamFormat, "id", "", "ps", "x=y", "na%6De", "name", "€"} {
+	for _, name := range []string{ParamFormat, "id", "", "ps", "x=y", "na%6De", "name", "€", "a b", "form"} {
 		if got, want := FirstValue(raw, name), v.Get(name); got != want {
 			t.Fatalf("%q: FirstValue %q = %q, want %q", raw, name, got, want)
 		}
@@ -85,6 +88,17 @@ func BenchmarkFromQuery(b *testing.B) {
 	for b.Loop() {
 		if _, err := FromQuery(Read, "ps=1&pg=0&id=eq.7", Limits{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFirstValueAbsent is the read handler's look for "format" in
+// the bench's 1-row GET, which has none.
+func BenchmarkFirstValueAbsent(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if FirstValue("ps=1&pg=0&id=eq.7", ParamFormat) != "" {
+			b.Fatal("found")
 		}
 	}
 }
