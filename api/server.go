@@ -253,7 +253,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer res.Rows.Close()
-	w.Header().Set("Content-Type", format.ContentType())
+	w.Header()["Content-Type"] = contentTypeValue(format) // canonical already: no Set to canonicalize it
 	page := &wire.Page{Number: plan.Offset / plan.Limit, Size: plan.Limit, Total: total}
 	if total != nil {
 		w.Header().Set("Content-Range", contentRange(plan.Offset, plan.Limit, *total))
@@ -265,6 +265,27 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("read stream aborted", "err", err, "request_id", middleware.GetReqID(r.Context()))
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// contentTypes holds the Content-Type header's value slice of each read
+// format, shared by every answer: net/http copies a handler's headers
+// before it writes them, and nothing here changes a value in place.
+var contentTypes = func() map[wire.Format][]string {
+	m := make(map[wire.Format][]string)
+	for _, f := range []wire.Format{"", wire.JSON, wire.NDJSON, wire.CSV, wire.XML, wire.YAML, wire.BSON} {
+		m[f] = []string{f.ContentType()}
+	}
+	return m
+}()
+
+// contentTypeValue is the Content-Type header's value slice of an answer
+// in format f, as Header.Set(f.ContentType()) would make it. Its length is
+// its capacity: an Add makes a new one.
+func contentTypeValue(f wire.Format) []string {
+	if v, ok := contentTypes[f]; ok {
+		return v[:1:1]
+	}
+	return []string{f.ContentType()}
 }
 
 // write handles POST, PUT and DELETE: build the plan, execute, answer.
