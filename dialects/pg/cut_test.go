@@ -108,6 +108,27 @@ func TestCallCuts(t *testing.T) {
 					t.Fatalf("after: %v", err)
 				}
 			})
+			// A call watches its caller's context only once it has run
+			// for pg.WatchAfter: a client gone sooner has its statement
+			// cut then, not at once, and no later.
+			t.Run("client gone at once", func(t *testing.T) {
+				src := db.open(t, cc.cfg)
+				if err := readAll(src, read); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				time.AfterFunc(time.Millisecond, cancel)
+				err, took := readSleepy(ctx, src)
+				want(t, err, fault.Timeout, "database operation canceled", context.Canceled)
+				t.Logf("answered after %v", took)
+				if most := pg.WatchAfter + 500*time.Millisecond; took > most {
+					t.Errorf("answered after %v, want at most %v", took, most)
+				}
+				stopped(t)
+				if err := readAll(src, read); err != nil {
+					t.Fatalf("after: %v", err)
+				}
+			})
 			t.Run("canceled before", func(t *testing.T) {
 				src := db.open(t, cc.cfg)
 				ctx, cancel := context.WithCancel(context.Background())

@@ -14,6 +14,10 @@ import (
 // statement the server goes on running.
 func CallTimeout(src dialects.Source, d time.Duration) { src.(*Source).timeout = d }
 
+// WatchAfter is how long a call runs before it watches its caller's
+// context.
+const WatchAfter = watchAfter
+
 // CallThenCut runs a statement in a call and reads it to its end, then
 // ends the caller's context and waits until the call has cut its
 // connection, between statements, before the call is done.

@@ -151,15 +151,16 @@ func (s *Source) Ping(ctx context.Context) error {
 // acquireBound allocates it.
 //
 // One timer serves both bounds (a call): it ends the wait for a
-// connection at the acquire timeout and, once the connection is had, is
-// set again to end the call at the statement timeout and its grace from
-// the call's start, which is when bound's deadline would end it. Two
-// contexts with a timer each, one made and dropped for every acquisition,
-// cost a request of a few microseconds more.
+// connection at the acquire timeout and, once the connection is had, the
+// call at the statement timeout and its grace from the call's start,
+// which is when bound's deadline would end it. Two contexts with a timer
+// each, one made and dropped for every acquisition, cost a request of a
+// few microseconds more.
 //
 // The call watches the caller's context itself, once, for the wait and
-// the statement both; pgx, given a context it does not watch (call.Done),
-// registers nothing more under it (see call).
+// the statement both, and only once it has run for watchAfter; pgx, given
+// a context it does not watch (call.Done), registers nothing more under
+// it (see call).
 func (s *Source) acquireBound(ctx context.Context, c *call) (context.Context, *pgxpool.Conn, *lease, error) {
 	start := time.Now()
 	var deadline time.Time // the call's (bound); zero: none
@@ -177,12 +178,17 @@ func (s *Source) acquireBound(ctx context.Context, c *call) (context.Context, *p
 	if c == nil {
 		c = new(call)
 	}
-	c.start(ctx, end)
+	c.start(ctx, start, end)
 	conn, err := s.pool.Acquire(c.wait())
-	if !c.stopTimer() {
+	if err == nil && c.attach(conn.Conn().PgConn(), deadline) {
+		c.lease = lease{conn: conn, call: c}
+		return c, conn, &c.lease, nil
+	}
+	// The call ended while it waited, or as the connection came.
+	c.end()
+	if c.expired {
 		// The wait's end passed: the wait ended at it, or the connection
 		// came as it passed.
-		c.end()
 		if err != nil {
 			if acquireFirst {
 				return nil, nil, nil, s.acquireErr(ctx, err, true)
@@ -201,21 +207,13 @@ func (s *Source) acquireBound(ctx context.Context, c *call) (context.Context, *p
 		return bctx, conn, &lease{conn: conn, cancel: cancel}, nil
 	}
 	if err != nil {
-		c.end()
 		return nil, nil, nil, s.acquireErr(ctx, err, false)
 	}
-	c.setDeadline(deadline)
-	if !c.attach(conn.Conn().PgConn()) {
-		// The caller's context ended as the connection came: the call
-		// fails as pgx fails a statement under a context already ended,
-		// and the connection, untouched, goes back.
-		err := c.Err()
-		c.end()
-		conn.Release()
-		return nil, nil, nil, s.err(c, err)
-	}
-	c.lease = lease{conn: conn, call: c}
-	return c, conn, &c.lease, nil
+	// The caller's context ended as the connection came: the call fails
+	// as pgx fails a statement under a context already ended, and the
+	// connection, untouched, goes back.
+	conn.Release()
+	return nil, nil, nil, s.err(c, c.Err())
 }
 
 // lease is a connection taken for a call and the call's bound; done gives
@@ -277,9 +275,9 @@ func (s *Source) acquireErr(ctx context.Context, err error, expired bool) error 
 }
 
 // call is one database call (acquireBound): it ends when the caller's
-// context does, at its deadline (one timer, which can be set again before
-// it goes off: the wait for a connection and the statement are bounded by
-// one timer), or when it is done (end); the first end stays, as Err.
+// context does, at its deadline (one timer: the wait for a connection and
+// the statement are bounded by one deadline, moved once the connection is
+// had), or when it is done (end); the first end stays, as Err.
 //
 // It is two contexts in one memory: its wait for a connection (wait), an
 // ordinary context whose Done closes at the call's end, and itself, the
@@ -297,15 +295,31 @@ func (s *Source) acquireErr(ctx context.Context, err error, expired bool) error 
 // deadline it set itself, so its errors are the same. end undoes the
 // deadline on a connection still open and no longer lets anything cut it,
 // before the connection goes back to the pool.
+//
+// The watch starts late: a call looks at the caller's context when it
+// starts (one that has ended fails the call at once), and registers its
+// context.AfterFunc only when its timer first goes off, at watchAfter
+// (or at the caller's own deadline, if that comes first), then sets the
+// timer again for its deadline. Most calls are done well before, and so
+// neither register with the caller's context nor make its Done channel;
+// a caller that goes away in the meantime has its call ended at most
+// watchAfter after the call started, and so no later than watchAfter
+// after it went away.
 type call struct {
 	parent context.Context // the caller's
-	// stop ends the watch on parent (context.AfterFunc); nil without one.
-	stop func() bool
-	// timer is the call's while set (nil once given back: stopTimer).
-	timer    *callTimer
-	deadline atomic.Int64 // Unix nanoseconds; 0: none but the caller's
+	// deadline is the call's, on the calls' clock (mono); 0: none but
+	// the caller's.
+	deadline atomic.Int64
 
 	mu sync.Mutex
+	// timer is the call's from its start until its end (nil after; the
+	// timer alone sets itself again: alarm).
+	timer *callTimer
+	// watchAt is when the call starts to watch parent, on the calls'
+	// clock; 0 once it has.
+	watchAt int64
+	// stop ends the watch on parent (context.AfterFunc); nil without one.
+	stop func() bool
 	// err is why the call ended; nil while it runs.
 	err error
 	// done is the wait's Done, made when asked for.
@@ -314,27 +328,87 @@ type call struct {
 	// (attach); cut tells whether it did.
 	pg  *pgconn.PgConn
 	cut bool
+	// expired tells whether the call ended at its deadline (alarm).
+	expired bool
 
 	// lease is the call's once it has its connection, in the call's
 	// memory.
 	lease lease
 }
 
-// start makes c, unused until then, the call of parent ending at
-// deadline (the zero time: none but parent's).
-func (c *call) start(parent context.Context, deadline time.Time) {
+// watchAfter is how long a call runs before it watches its caller's
+// context (see call). A 1-row read is done in well under a millisecond;
+// a call that never registers with the caller's context spares a request
+// the registration and its undoing, the caller's Done channel and the map
+// of its children (six allocations, about 500 bytes). The
+// price is that a caller who goes away during a call's first watchAfter
+// (a client that disconnected) has the call's statement cut, or its wait
+// for a connection ended, up to watchAfter later than at once.
+const watchAfter = 5 * time.Millisecond
+
+// epoch is the origin of the calls' clock: a call keeps its times as
+// nanoseconds since epoch on the monotonic clock (mono), which a change
+// of the wall clock does not move.
+var epoch = time.Now()
+
+// mono is t on the calls' clock.
+func mono(t time.Time) int64 { return int64(t.Sub(epoch)) }
+
+// start makes c, unused until then, the call of parent, started at now
+// and ending at deadline (the zero time: none but parent's).
+func (c *call) start(parent context.Context, now, deadline time.Time) {
 	c.parent = parent
-	if done := parent.Done(); done != nil {
-		select {
-		case <-done:
-			c.err = parent.Err()
-		default:
-			c.stop = context.AfterFunc(parent, c.parentDone)
-		}
+	if err := parent.Err(); err != nil {
+		c.err = err
+		return
 	}
+	n := mono(now)
+	watchAt := n + int64(watchAfter)
+	if pd, ok := parent.Deadline(); ok {
+		// The caller's deadline ends the call when it passes, not
+		// watchAfter past the start.
+		watchAt = min(watchAt, mono(pd))
+	}
+	next := watchAt
 	if !deadline.IsZero() {
-		c.deadline.Store(deadline.UnixNano())
-		c.timer = startTimer(c, time.Until(deadline))
+		d := mono(deadline)
+		c.deadline.Store(d)
+		next = min(next, d)
+	}
+	c.mu.Lock()
+	c.watchAt = watchAt
+	c.timer = startTimer(c, time.Duration(next-n))
+	c.mu.Unlock()
+}
+
+// alarm is the call's timer t going off: past watchAt the call starts to
+// watch its caller's context; past its deadline it ends, as expired; else
+// the timer is set again for the earlier of the two still to come. A
+// timer that goes off early, or once more, does only the last.
+func (c *call) alarm(t *callTimer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timer != t || c.err != nil {
+		return // the call has ended
+	}
+	now := mono(time.Now())
+	if c.watchAt != 0 && now >= c.watchAt {
+		c.watchAt = 0
+		// If parent has ended, parentDone runs at once (in a goroutine
+		// of its own, as it always does).
+		c.stop = context.AfterFunc(c.parent, c.parentDone)
+	}
+	d := c.deadline.Load()
+	if d != 0 && now >= d {
+		c.expireLocked()
+		return
+	}
+	next := c.watchAt
+	if d != 0 && (next == 0 || d < next) {
+		next = d
+	}
+	if next != 0 {
+		t.t.Reset(time.Duration(next - now))
 	}
 }
 
@@ -342,13 +416,30 @@ func (c *call) start(parent context.Context, deadline time.Time) {
 func (c *call) parentDone() { c.endWith(c.parent.Err()) }
 
 // expire ends the call at its deadline.
-func (c *call) expire() { c.endWith(context.DeadlineExceeded) }
+func (c *call) expire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expireLocked()
+}
+
+// expireLocked is expire with c.mu held.
+func (c *call) expireLocked() {
+	if c.err == nil {
+		c.expired = true
+	}
+	c.endLocked(context.DeadlineExceeded)
+}
 
 // endWith ends the call with err unless it has ended: it closes the
 // wait's Done and cuts the statement's connection, if any.
 func (c *call) endWith(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.endLocked(err)
+}
+
+// endLocked is endWith with c.mu held.
+func (c *call) endLocked(err error) {
 	if c.err != nil {
 		return
 	}
@@ -362,45 +453,28 @@ func (c *call) endWith(err error) {
 	}
 }
 
-// attach lets the call cut pg, its statement's connection, when it ends;
-// false if it has ended already (pg is left as it is).
-func (c *call) attach(pg *pgconn.PgConn) bool {
+// attach lets the call cut pg, its statement's connection, when it ends,
+// and moves its deadline to deadline (the zero time: none but the
+// caller's), which is never earlier than the deadline the call started
+// with (the wait's end); false if it has ended already (pg is left as it
+// is).
+//
+// The timer stays as it is: set for the wait's end or watchAt, whichever
+// comes first, it goes off no later than the call needs it to, and sets
+// itself again (alarm).
+func (c *call) attach(pg *pgconn.PgConn, deadline time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
 		return false
 	}
 	c.pg = pg
+	var d int64
+	if !deadline.IsZero() {
+		d = mono(deadline)
+	}
+	c.deadline.Store(d)
 	return true
-}
-
-// stopTimer stops the call's timer and reports whether that kept it from
-// ending the call (as time.Timer.Stop). A timer stopped in time goes back
-// to timers; one that went off is left to the collector, as its function
-// may still be running.
-func (c *call) stopTimer() bool {
-	t := c.timer
-	if t == nil {
-		return true
-	}
-	c.timer = nil
-	if !t.t.Stop() {
-		return false
-	}
-	t.call.Store(nil)
-	timers.Put(t)
-	return true
-}
-
-// setDeadline sets the deadline again, after the timer was stopped
-// (stopTimer reported true); the zero time means none but the caller's.
-func (c *call) setDeadline(deadline time.Time) {
-	if deadline.IsZero() {
-		c.deadline.Store(0)
-		return
-	}
-	c.deadline.Store(deadline.UnixNano())
-	c.timer = startTimer(c, time.Until(deadline))
 }
 
 // end ends the call (as canceled, unless it had ended) and releases its
@@ -408,12 +482,21 @@ func (c *call) setDeadline(deadline time.Time) {
 // call cuts its connection; one it cut and pgx did not close (the cut
 // came between statements) has its deadline undone, as pgx undoes its own.
 func (c *call) end() {
-	c.stopTimer()
-	if c.stop != nil {
-		c.stop()
-		c.stop = nil
-	}
 	c.mu.Lock()
+	if t := c.timer; t != nil {
+		c.timer = nil
+		// A timer stopped before it went off goes back to timers: its
+		// function will not run, and no earlier run of it is still
+		// under way (only alarm sets it again, holding c.mu, after
+		// which it does nothing more). One that went off is left to the
+		// collector, as its function may still be running.
+		if t.t.Stop() {
+			t.call.Store(nil)
+			timers.Put(t)
+		}
+	}
+	stop := c.stop
+	c.stop = nil
 	if c.err == nil {
 		c.err = context.Canceled
 		if c.done != nil {
@@ -423,28 +506,31 @@ func (c *call) end() {
 	pg, cut := c.pg, c.cut
 	c.pg, c.cut = nil, false
 	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 	if cut && !pg.IsClosed() {
 		_ = pg.Conn().SetDeadline(time.Time{})
 	}
 }
 
-// callTimer is a timer that ends a call (expire) when it goes off. Timers
-// are kept for later calls (timers): a call takes one and gives it back
-// once it has stopped it in time (stopTimer), when nothing but the pool
-// refers to it any more: its function will not run for that call, and the
-// call itself is never kept, so whoever still holds a call sees it as it
-// ended. A call's timer and its function (time.AfterFunc) are two
-// allocations less a call.
+// callTimer is a timer that goes off for a call (alarm). Timers are kept
+// for later calls (timers): a call takes one and gives it back once it
+// has stopped it in time (end), when nothing but the pool refers to it
+// any more: its function will not run for that call, and the call itself
+// is never kept, so whoever still holds a call sees it as it ended. A
+// call's timer and its function (time.AfterFunc) are two allocations less
+// a call.
 type callTimer struct {
 	t *time.Timer
-	// call is the call the timer ends; nil while kept.
+	// call is the call the timer goes off for; nil while kept.
 	call atomic.Pointer[call]
 }
 
 // timers keeps stopped callTimers.
 var timers sync.Pool
 
-// startTimer sets a timer to end c after d.
+// startTimer sets a timer to go off for c after d.
 func startTimer(c *call, d time.Duration) *callTimer {
 	t, _ := timers.Get().(*callTimer)
 	if t == nil {
@@ -460,7 +546,7 @@ func startTimer(c *call, d time.Duration) *callTimer {
 
 func (t *callTimer) fire() {
 	if c := t.call.Load(); c != nil {
-		c.expire()
+		c.alarm(t)
 	}
 }
 
@@ -471,7 +557,7 @@ func (c *call) Deadline() (time.Time, bool) {
 	if n == 0 {
 		return pd, ok
 	}
-	if d := time.Unix(0, n); !ok || d.Before(pd) {
+	if d := epoch.Add(time.Duration(n)); !ok || d.Before(pd) {
 		return d, true
 	}
 	return pd, true
