@@ -67,6 +67,16 @@ func TestLoad(t *testing.T) {
 		{"zero version", fstest.MapFS{"0000_a.sql": {Data: []byte("SELECT 1;")}}, nil, true},
 		{"not a number", fstest.MapFS{"00x1_a.sql": {Data: []byte("SELECT 1;")}}, nil, true},
 		{"empty", fstest.MapFS{"0001_a.sql": {Data: []byte("  \n")}}, nil, true},
+		{"one backend", fstest.MapFS{
+			"0001_a.sql":          {Data: []byte("SELECT 1;")},
+			"0002_b.sqlite.sql":   {Data: []byte("SELECT 2;")},
+			"0003_c.postgres.sql": {Data: []byte("SELECT 3;")},
+		}, []int{1, 2, 3}, false},
+		{"one backend, same version", fstest.MapFS{
+			"0001_a.sqlite.sql":   {Data: []byte("SELECT 1;")},
+			"0001_a.postgres.sql": {Data: []byte("SELECT 1;")},
+		}, nil, true},
+		{"unknown backend", fstest.MapFS{"0001_a.mysql.sql": {Data: []byte("SELECT 1;")}}, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,16 +99,42 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// Every migration runs unchanged on SQLite and PostgreSQL (the store's
-// suite applies them to both); this catches the usual SQLite-only syntax
-// before a database does.
+// Every migration but those of SQLite alone runs unchanged on SQLite and
+// PostgreSQL (the store's suite applies them to both); this catches the
+// usual SQLite-only syntax before a database does.
 func TestAllPortable(t *testing.T) {
 	for _, m := range All() {
+		if m.Only == SQLite {
+			continue
+		}
 		upper := strings.ToUpper(m.SQL)
 		for _, banned := range []string{"AUTOINCREMENT", "INSERT OR", "WITHOUT ROWID", "PRAGMA", "DATETIME(", "STRFTIME(", "GLOB "} {
 			if strings.Contains(upper, banned) {
 				t.Errorf("%04d_%s uses SQLite-only %s", m.Version, m.Name, banned)
 			}
+		}
+	}
+}
+
+// TestOnly: a file of one backend names it, its name without it, and runs
+// on that backend alone.
+func TestOnly(t *testing.T) {
+	ms, err := load(fstest.MapFS{
+		"0001_a.sql":          {Data: []byte("SELECT 1;")},
+		"0002_b.sqlite.sql":   {Data: []byte("SELECT 2;")},
+		"0003_c.postgres.sql": {Data: []byte("SELECT 3;")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		name, only string
+		sqlite, pg bool
+	}{{"a", "", true, true}, {"b", SQLite, true, false}, {"c", PostgreSQL, false, true}} {
+		m := ms[i]
+		if m.Name != want.name || m.Only != want.only || m.For(SQLite) != want.sqlite || m.For(PostgreSQL) != want.pg {
+			t.Errorf("%04d: name %q only %q, for SQLite %v, for PostgreSQL %v; want %+v", m.Version, m.Name, m.Only,
+				m.For(SQLite), m.For(PostgreSQL), want)
 		}
 	}
 }

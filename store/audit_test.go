@@ -337,89 +337,167 @@ func TestAuditInsertsAnonymous(t *testing.T) {
 // filters find what they found.
 func TestAuditKeyMigration(t *testing.T) {
 	eachBackend(t, func(t *testing.T) {
-		t.Setenv(EnvMasterKey, "")
-		ctx := t.Context()
-		dir := t.TempDir()
-		i := slices.IndexFunc(migrations.All(), func(m migrations.Migration) bool { return m.Name == "audit_key" })
-		if i < 0 {
-			t.Fatal("no migration audit_key")
-		}
-
-		// The control plane as it was: the migrations before, and audit rows
-		// of two projects.
-		db := rawDB(t, dir)
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := conn.ExecContext(ctx, createSchemaMigrations); err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range migrations.All()[:i] {
-			if err := applyMigration(ctx, conn, m); err != nil {
-				t.Fatal(err)
-			}
-		}
-		base := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
-		byProject := map[string][]AuditEntry{}
-		for k := range 130 {
-			project, who, action, outcome := "p1", "alice", "read", "ok"
-			if k%3 == 0 {
-				project = "p2"
-			}
-			if k%4 == 0 {
-				who, action, outcome = "bob", "create", "FORBIDDEN"
-			}
-			e := auditEntry(project, who, fmt.Sprint("pg/public/t", k%2), action, outcome, base.Add(time.Duration(k)*time.Second))
-			e.ID, e.Rows, e.RequestID, e.Duration = must[string](t)(newID()), int64(k), fmt.Sprint("req-", k), time.Duration(1000+k)
-			if k%5 == 0 {
-				e.Roles, e.Message = []string{}, "no"
-			}
-			roles := must[[]byte](t)(json.Marshal(e.Roles))
-			if _, err := conn.ExecContext(ctx, auditInsert(1), e.ID, e.At.UnixNano(), e.ProjectID, e.IdentityID, e.Identity, string(roles),
-				e.Face, e.Object, e.Action, e.Rows, e.Outcome, e.Message, e.RequestID, int64(e.Duration)); err != nil {
-				t.Fatal(err)
-			}
-			byProject[project] = append(byProject[project], e)
-		}
-		conn.Close()
-
-		s := openStore(t, dir)
-		for project, entries := range byProject {
-			sameNewestFirst(t, project, auditPages(t, s, project, 17), entries)
-			for _, f := range []AuditFilter{
-				{Identity: "bob"}, {Action: "read"}, {Outcome: "error"}, {Object: "pg/public/t1"},
-				{Since: base.Add(40 * time.Second), Until: base.Add(90 * time.Second)}, {Before: entries[len(entries)/2].ID},
-			} {
-				f.Limit = MaxAuditLimit
-				var want []string
-				for _, e := range slices.Backward(entries) {
-					if (f.Identity == "" || e.Identity == f.Identity) && (f.Action == "" || e.Action == f.Action) &&
-						(f.Outcome == "" || e.Outcome != "ok") && (f.Object == "" || e.Object == f.Object) &&
-						(f.Since.IsZero() || !e.At.Before(f.Since)) && (f.Until.IsZero() || e.At.Before(f.Until)) &&
-						(f.Before == "" || e.ID < f.Before) {
-						want = append(want, e.ID)
-					}
-				}
-				var got []string
-				for _, e := range must[[]AuditEntry](t)(s.AuditLog(ctx, project, f)) {
-					got = append(got, e.ID)
-				}
-				if !slices.Equal(got, want) || len(want) == 0 {
-					t.Errorf("%s %+v: %d entries %v, want %d %v", project, f, len(got), got, len(want), want)
-				}
-			}
-		}
-
-		indexes := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit_log'`
-		if onPostgres() {
-			indexes = `SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'audit_log'`
-		}
+		dir := auditMigration(t, "audit_key")
 		var n int
-		if err := rawDB(t, dir).QueryRowContext(ctx, indexes).Scan(&n); err != nil || n != 1 {
+		if err := rawDB(t, dir).QueryRowContext(t.Context(), auditIndexes()).Scan(&n); err != nil || n != 1 {
 			t.Fatalf("audit_log has %d indexes (%v), want 1: its key", n, err)
 		}
 	})
+}
+
+// TestAuditWithoutRowidMigration: on SQLite, 0009_audit_without_rowid
+// rebuilds audit_log as a WITHOUT ROWID table, its rows in the B-tree of
+// its key, and keeps every row as TestAuditKeyMigration does; AuditLog's
+// reads walk the key, sorting nothing. On PostgreSQL the version is
+// recorded and the table is as 0008_audit_key left it.
+func TestAuditWithoutRowidMigration(t *testing.T) {
+	eachBackend(t, func(t *testing.T) {
+		dir := auditMigration(t, "audit_without_rowid")
+		ctx := t.Context()
+		db := rawDB(t, dir)
+		var v, n int
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = 9`).Scan(&v); err != nil || v != 1 {
+			t.Fatalf("version 9 recorded %d times (%v), want once", v, err)
+		}
+		if err := db.QueryRowContext(ctx, auditIndexes()).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("audit_log has %d indexes (%v), want 1: its key", n, err)
+		}
+		if onPostgres() {
+			return
+		}
+		var wr int
+		if err := db.QueryRowContext(ctx, `SELECT wr FROM pragma_table_list WHERE name = 'audit_log'`).Scan(&wr); err != nil || wr != 1 {
+			t.Fatalf("audit_log WITHOUT ROWID = %d (%v), want 1", wr, err)
+		}
+		// What AuditLog runs, with and without filters: a search of the key
+		// in its order, no other index and no sort.
+		for _, where := range []string{"", " AND identity = ? AND at >= ? AND id < ?"} {
+			args := []any{"p1"}
+			if where != "" {
+				args = append(args, "bob", 0, "z")
+			}
+			args = append(args, 10)
+			rows, err := db.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT `+auditCols+` FROM audit_log WHERE project_id = ?`+where+
+				` ORDER BY id DESC LIMIT ?`, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			rows.Close()
+			if len(plan) != 1 || !strings.Contains(plan[0], "SEARCH audit_log USING PRIMARY KEY (project_id=?") {
+				t.Errorf("AuditLog%s plans %q, want one search of the key", where, plan)
+			}
+		}
+	})
+}
+
+// auditIndexes counts the indexes of audit_log (on SQLite, its key
+// whether stored apart from the rows or not).
+func auditIndexes() string {
+	if onPostgres() {
+		return `SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'audit_log'`
+	}
+	return `SELECT COUNT(*) FROM pragma_index_list('audit_log')`
+}
+
+// auditMigration makes a control plane at the version before the
+// migration named name, with audit rows of two projects, and opens it,
+// applying the rest; each project's log must read back whole, newest
+// first, page by page, and the filters find what they found. It returns
+// the data directory.
+func auditMigration(t *testing.T, name string) string {
+	t.Helper()
+	t.Setenv(EnvMasterKey, "")
+	ctx := t.Context()
+	dir := t.TempDir()
+	i := slices.IndexFunc(migrations.All(), func(m migrations.Migration) bool { return m.Name == name })
+	if i < 0 {
+		t.Fatalf("no migration %s", name)
+	}
+
+	// The control plane as it was: the migrations before, and audit rows
+	// of two projects.
+	db := rawDB(t, dir)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, createSchemaMigrations); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migrations.All()[:i] {
+		if err := applyMigration(ctx, conn, testDialect(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	byProject := map[string][]AuditEntry{}
+	for k := range 130 {
+		project, who, action, outcome := "p1", "alice", "read", "ok"
+		if k%3 == 0 {
+			project = "p2"
+		}
+		if k%4 == 0 {
+			who, action, outcome = "bob", "create", "FORBIDDEN"
+		}
+		e := auditEntry(project, who, fmt.Sprint("pg/public/t", k%2), action, outcome, base.Add(time.Duration(k)*time.Second))
+		e.ID, e.Rows, e.RequestID, e.Duration = must[string](t)(newID()), int64(k), fmt.Sprint("req-", k), time.Duration(1000+k)
+		if k%5 == 0 {
+			e.Roles, e.Message = []string{}, "no"
+		}
+		roles := must[[]byte](t)(json.Marshal(e.Roles))
+		if _, err := conn.ExecContext(ctx, auditInsert(1), e.ID, e.At.UnixNano(), e.ProjectID, e.IdentityID, e.Identity, string(roles),
+			e.Face, e.Object, e.Action, e.Rows, e.Outcome, e.Message, e.RequestID, int64(e.Duration)); err != nil {
+			t.Fatal(err)
+		}
+		byProject[project] = append(byProject[project], e)
+	}
+	conn.Close()
+
+	s := openStore(t, dir)
+	for project, entries := range byProject {
+		sameNewestFirst(t, project, auditPages(t, s, project, 17), entries)
+		for _, f := range []AuditFilter{
+			{Identity: "bob"}, {Action: "read"}, {Outcome: "error"}, {Object: "pg/public/t1"},
+			{Since: base.Add(40 * time.Second), Until: base.Add(90 * time.Second)}, {Before: entries[len(entries)/2].ID},
+		} {
+			f.Limit = MaxAuditLimit
+			var want []string
+			for _, e := range slices.Backward(entries) {
+				if (f.Identity == "" || e.Identity == f.Identity) && (f.Action == "" || e.Action == f.Action) &&
+					(f.Outcome == "" || e.Outcome != "ok") && (f.Object == "" || e.Object == f.Object) &&
+					(f.Since.IsZero() || !e.At.Before(f.Since)) && (f.Until.IsZero() || e.At.Before(f.Until)) &&
+					(f.Before == "" || e.ID < f.Before) {
+					want = append(want, e.ID)
+				}
+			}
+			var got []string
+			for _, e := range must[[]AuditEntry](t)(s.AuditLog(ctx, project, f)) {
+				got = append(got, e.ID)
+			}
+			if !slices.Equal(got, want) || len(want) == 0 {
+				t.Errorf("%s %+v: %d entries %v, want %d %v", project, f, len(got), got, len(want), want)
+			}
+		}
+	}
+	// Written after the migration, read back after what was there.
+	more := auditEntry("p1", "carol", "pg/public/t0", "read", "ok", base.Add(time.Hour))
+	more.ID = must[string](t)(newID())
+	if err := s.AppendAudit(ctx, []AuditEntry{more}); err != nil {
+		t.Fatal(err)
+	}
+	if got := must[[]AuditEntry](t)(s.AuditLog(ctx, "p1", AuditFilter{Limit: 2})); len(got) != 2 || got[0].ID != more.ID {
+		t.Fatalf("after the migration the newest entry of p1 reads %+v, want carol's", got)
+	}
+	return dir
 }
 
 // TestIDSeq: audit ids are version 7 UUIDs of the time given, each sorting
@@ -530,4 +608,12 @@ func sameNewestFirst(t *testing.T, project string, got, want []AuditEntry) {
 			t.Errorf("%s: entry %d reads back as\n%#v\nwant\n%#v", project, len(want)-1-j, e, w)
 		}
 	}
+}
+
+// testDialect is the dialect of the backend the running subtest uses.
+func testDialect() dialect {
+	if onPostgres() {
+		return postgres
+	}
+	return sqliteDialect
 }

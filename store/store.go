@@ -262,7 +262,7 @@ func migrate(ctx context.Context, db *sql.DB, d dialect) (err error) {
 		if applied[m.Version] {
 			continue
 		}
-		if err := applyMigration(ctx, conn, m); err != nil {
+		if err := applyMigration(ctx, conn, d, m); err != nil {
 			return err
 		}
 	}
@@ -296,11 +296,21 @@ func appliedVersions(ctx context.Context, q querier) (map[int]bool, error) {
 	return out, nil
 }
 
+// migrationBackend is the name migrations give d's backend (see
+// migrations.Migration.Only).
+func migrationBackend(d dialect) string {
+	if d.name == postgres.name {
+		return migrations.PostgreSQL
+	}
+	return migrations.SQLite
+}
+
 // applyMigration runs m unless another process applied it since we looked:
 // the check is repeated inside the write transaction, which BEGIN IMMEDIATE
 // makes exclusive among writers on SQLite (on PostgreSQL the advisory lock
-// taken by migrate already does).
-func applyMigration(ctx context.Context, conn *sql.Conn, m migrations.Migration) error {
+// taken by migrate already does). A migration of the other backend only is
+// recorded without running.
+func applyMigration(ctx context.Context, conn *sql.Conn, d dialect, m migrations.Migration) error {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return dbErr(err, "store: migration %04d_%s", m.Version, m.Name)
@@ -313,8 +323,10 @@ func applyMigration(ctx context.Context, conn *sql.Conn, m migrations.Migration)
 	if done {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-		return dbErr(err, "store: migration %04d_%s", m.Version, m.Name)
+	if m.For(migrationBackend(d)) {
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return dbErr(err, "store: migration %04d_%s", m.Version, m.Name)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
 		m.Version, m.Name, time.Now().UnixNano()); err != nil {
