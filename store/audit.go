@@ -348,7 +348,7 @@ func (a *auditConn) write(ctx context.Context, dc any, entries []AuditEntry) err
 		c := auditChunkFor(rest)
 		for _, q := range []string{c.insert, c.shared} {
 			if _, ok := a.stmts[q]; !ok && q != "" {
-				st, err := prep.PrepareContext(ctx, q)
+				st, err := prep.PrepareContext(ctx, auditOrFail(q))
 				if err != nil {
 					return err
 				}
@@ -382,6 +382,17 @@ func (a *auditConn) write(ctx context.Context, dc any, entries []AuditEntry) err
 		return err
 	}
 	return tx.Commit()
+}
+
+// auditOrFail is q, an INSERT of audit rows, as the audit connection
+// prepares it: INSERT OR FAIL. A row that breaks a constraint still ends
+// the statement with an error, and the batch is rolled back (write); but
+// SQLite need not be able to undo the statement's own rows apart from the
+// transaction's, as it must for an INSERT of many rows that aborts, so it
+// keeps no statement journal: no copy of each page the statement changes
+// that the transaction had changed before.
+func auditOrFail(q string) string {
+	return "INSERT OR FAIL" + strings.TrimPrefix(q, "INSERT")
 }
 
 // closeStmts closes the statements prepared on the audit connection, mu

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -137,6 +138,47 @@ func TestAuditWALBounded(t *testing.T) {
 		}
 		if wal := size(DBFile + "-wal"); wal > walBound {
 			t.Fatalf("the WAL is %d bytes after %d batches (database %d bytes)", wal, k+1, size(DBFile))
+		}
+	}
+}
+
+// TestAuditOrFail: the audit connection's INSERTs check their constraints
+// with OR FAIL, not SQLite's default ABORT: no constraint of theirs can
+// make SQLite undo the statement alone, so it keeps no statement journal
+// for them. EXPLAIN shows each check's conflict resolution as the P2 of
+// HaltIfNull and Halt (2 abort, 3 fail).
+func TestAuditOrFail(t *testing.T) {
+	t.Setenv(EnvControlDSN, "")
+	s, _ := newStore(t)
+	ctx := t.Context()
+	for _, c := range auditChunks {
+		for _, q := range []string{c.insert, c.shared} {
+			if q == "" {
+				continue
+			}
+			rows, err := s.db.QueryContext(ctx, "EXPLAIN "+auditOrFail(q), make([]any, strings.Count(q, "?"))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checks := 0
+			for rows.Next() {
+				var addr, p1, p2, p3 int64
+				var op string
+				var p4, p5, comment any
+				if err := rows.Scan(&addr, &op, &p1, &p2, &p3, &p4, &p5, &comment); err != nil {
+					t.Fatal(err)
+				}
+				if op == "HaltIfNull" || op == "Halt" && p1 != 0 {
+					checks++
+					if p2 != 3 {
+						t.Errorf("the %d-row INSERT: %d %s resolves a conflict by %d, want 3 (fail)", c.n, addr, op, p2)
+					}
+				}
+			}
+			rows.Close()
+			if checks < 14 {
+				t.Errorf("the %d-row INSERT checks %d constraints, want at least 14", c.n, checks)
+			}
 		}
 	}
 }
