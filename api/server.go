@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -112,6 +113,8 @@ func New(d Deps, cfg Config) http.Handler {
 	if len(cfg.CORSOrigins) > 0 {
 		r.Use(cors(cfg.CORSOrigins))
 	}
+	// Last, in front of the routes: a table's reads and writes.
+	r.Use(s.tables)
 	r.Get(LivezPath, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -125,7 +128,9 @@ func New(d Deps, cfg Config) http.Handler {
 			}, cfg.SessionsMaxAge)
 		}
 	}
-	r.Route(AutoPrefix+"/{org}/{project}/{type}/{schema}/{table}", func(r chi.Router) {
+	// The road of what tables does not take: the description, other
+	// methods (405) and paths (404), escaped paths.
+	r.Route(tablePattern, func(r chi.Router) {
 		r.Use(s.authenticate)
 		r.Get("/", s.read)
 		r.Post("/", s.write)
@@ -147,6 +152,65 @@ func New(d Deps, cfg Config) http.Handler {
 		wire.WriteEnvelope(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", r.Method+" is not allowed here", middleware.GetReqID(r.Context()))
 	})
 	return observe.Front(observe.FaceREST, cfg.Metrics, cfg.Logger, r)
+}
+
+// tablePattern is the route of a table's reads and writes.
+const tablePattern = AutoPrefix + "/{org}/{project}/{type}/{schema}/{table}"
+
+// tableParams are tablePattern's parameters, in order.
+var tableParams = [5]string{"org", "project", "type", "schema", "table"}
+
+// tables serves the requests of the Auto API's reads and writes (GET,
+// POST, PUT, PATCH and DELETE on tablePattern) as the router would through
+// the table's sub-router — authenticate, then read or write, with the
+// table's parameters and tablePattern in the route context, so the request
+// line, metrics and span name the same route — but without routing them
+// twice through a mount. Nor does it set the request's path values
+// (Request.SetPathValue, a map of the request's own that chi fills on
+// each of the two routings): handlers read a table's address from the
+// path, and the others' parameters with chi.URLParam. Any other request
+// goes on to the router: the description, any other method or shape of
+// path, and an escaped path, which chi routes on its escaped form.
+func (s *Server) tables(next http.Handler) http.Handler {
+	read := s.authenticate(http.HandlerFunc(s.read))
+	write := s.authenticate(http.HandlerFunc(s.write))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var h http.Handler
+		switch r.Method {
+		case http.MethodGet:
+			h = read
+		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+			h = write
+		}
+		var segs [5]string
+		rc := chi.RouteContext(r.Context())
+		if h == nil || rc == nil || rc.RoutePath != "" || r.URL.RawPath != "" || !tableAddress(r.URL.Path, &segs) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		for i, k := range tableParams {
+			rc.URLParams.Add(k, segs[i])
+		}
+		rc.RoutePatterns = append(rc.RoutePatterns, tablePattern)
+		r.Pattern = tablePattern
+		h.ServeHTTP(w, r)
+	})
+}
+
+// tableAddress splits a path of tablePattern's shape — AutoPrefix and five
+// segments, none empty, no trailing slash — into segs, and reports whether
+// path has that shape.
+func tableAddress(path string, segs *[5]string) bool {
+	rest, ok := strings.CutPrefix(path, AutoPrefix+"/")
+	if !ok || !splitAddress(rest, segs) {
+		return false
+	}
+	for _, s := range segs {
+		if s == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // readyz answers 200 only when this process can serve: the catalog has been
