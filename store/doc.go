@@ -20,10 +20,15 @@
 // Every statement is written once, with '?' placeholders, in SQL that both
 // accept (no INSERT OR REPLACE, no SQLite functions; ids are TEXT UUIDs made
 // in Go, times BIGINT Unix nanoseconds, booleans INTEGER 0/1, upserts as ON
-// CONFLICT ... DO UPDATE), and the same numbered migrations build both. What
-// differs is data in one place (dialect): on PostgreSQL the driver wrapper
-// rebinds '?' to $1, $2, …; the migration runner holds an advisory lock
-// where SQLite relies on BEGIN IMMEDIATE; a write transaction takes the
+// CONFLICT ... DO UPDATE), and the same numbered migrations build both
+// (a migration named NNNN_name.sqlite.sql runs on SQLite only, and the other
+// backend records its version: 0009 stores audit_log WITHOUT ROWID). The
+// exceptions are the two writers' own connections on SQLite: the audit
+// writer prepares its INSERTs as INSERT OR FAIL and the journal writer its
+// transactions as BEGIN IMMEDIATE. What else differs is data in one place
+// (dialect): on PostgreSQL the driver wrapper rebinds '?' to $1, $2, …;
+// the migration runner holds an advisory lock where SQLite relies on BEGIN
+// IMMEDIATE; a write transaction takes the
 // change counter's row lock first, which makes writers take turns as BEGIN
 // IMMEDIATE does; a read-only transaction is REPEATABLE READ, one snapshot;
 // SQLSTATE 23505 is fault.Conflict as SQLITE_CONSTRAINT_UNIQUE is, and an
