@@ -296,8 +296,17 @@ func holdBack(pending []*journalOp, now time.Time) (write, keep []*journalOp) {
 // sooner when nothing more comes and no read-only call runs: a quiet
 // gateway writes within milliseconds, a busy one in batches of up to
 // readLinger.
+//
+// It is the audit writer's linger: every read-only call is in the audit
+// log too, which a crash can lose the last auditLinger of already, so the
+// journal keeps the same window. Under load the writer commits about once
+// per holdFor (or per maxJournalBatch operations), and each commit costs a
+// transaction, the pages it dirties written to the WAL, and a read of the
+// next session check (whose snapshot the commit ends): at 20 ms the
+// journal's commits cost an MCP read about as much as its rows
+// (docs/performance.md, eleventh pass).
 const (
-	readLinger = 20 * time.Millisecond
+	readLinger = auditLinger
 	readIdle   = 2 * time.Millisecond
 	// holdFor is how old the entry of a call still running may be to wait
 	// past a write for its outcome (flushDue): half of readLinger, so the
