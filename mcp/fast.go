@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/littlebitlabs/minimal/observe"
 )
 
 // The direct road: a tools/call or tools/list that passes every transport
@@ -145,7 +147,7 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		buf.Reset()
 		encodeRPCError(buf, id, err)
 	}
-	writeJSON(w, buf.Bytes())
+	writeJSON(w, ctx, buf.Bytes())
 	return true
 }
 
@@ -160,13 +162,31 @@ func jsonContent(ct string) bool {
 	return err == nil && mt == "application/json"
 }
 
-// writeJSON answers 200 with one JSON message.
-func writeJSON(w http.ResponseWriter, b []byte) {
+// writeJSON answers 200 with one JSON message. A message bigger than
+// the connection's buffer leaves with its headers in one write on a
+// connection of observe.CorkListener (a page of rows is about 35 kB),
+// instead of the buffer's first 4 kB and then the rest.
+func writeJSON(w http.ResponseWriter, ctx context.Context, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)
+	if len(b) < corkAbove || len(b) > corkBelow {
+		_, _ = w.Write(b) // a small one leaves with the headers when the request ends
+		return
+	}
+	uncork := observe.Cork(ctx)
+	defer func() { _ = uncork() }() // a failed write fails the connection's next one too
 	_, _ = w.Write(b)
+	_ = http.NewResponseController(w).Flush()
 }
+
+// writeJSON corks the connection for a message of corkAbove to corkBelow
+// bytes: a smaller one fits net/http's 4 kB buffer with its headers, and
+// a bigger one is not copied again for one write less.
+const (
+	corkAbove = 3 << 10
+	corkBelow = 256 << 10
+)
 
 // listTools answers a tools/list: the tools of the transport sorted by
 // name, as the caller sees them (Server.listed), written as mcp-go writes
@@ -190,7 +210,7 @@ func (s *Server) listTools(w http.ResponseWriter, ctx context.Context, id []byte
 		buf.Write(b)
 		buf.WriteString("}\n")
 	}
-	writeJSON(w, buf.Bytes())
+	writeJSON(w, ctx, buf.Bytes())
 }
 
 // standardHeaders applies mcp-go's rule for the Mcp-Method and Mcp-Name

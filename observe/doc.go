@@ -7,8 +7,10 @@
 // logged with the request's context (LogHandler), the process's JSON log
 // handler, which writes slog.JSONHandler's bytes without reflection
 // (JSONHandler), the buffered log writer (LogWriter), the per-identity
-// token-bucket rate limit (Limiter), and the deadline on request bodies
-// (BodyDeadline).
+// token-bucket rate limit (Limiter), the deadline on request bodies
+// (BodyDeadline), and the listener whose connections a handler can cork
+// so that an answer it holds whole leaves in one write (CorkListener,
+// ConnContext, Cork).
 //
 // Request ids travel in the context under chi's middleware.RequestIDKey,
 // so middleware.GetReqID and RequestID read the same value on both faces.

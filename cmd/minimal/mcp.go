@@ -19,6 +19,7 @@ import (
 	"github.com/littlebitlabs/minimal/fault"
 	"github.com/littlebitlabs/minimal/mcp"
 	"github.com/littlebitlabs/minimal/miniapp"
+	"github.com/littlebitlabs/minimal/observe"
 	"github.com/littlebitlabs/minimal/sessions"
 )
 
@@ -186,10 +187,10 @@ func serveDropInHTTP(ctx context.Context, srv *mcp.Server, token string, hc drop
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ConnContext: observe.ConnContext}
 	log.Info("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "path", mcp.LocalPath, "bearer", hc.bearer != "")
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(observe.CorkListener(ln)) }()
 	select {
 	case err := <-errc:
 		return err

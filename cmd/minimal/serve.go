@@ -186,6 +186,9 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		ReadHeaderTimeout: *headerTimeout,
 		MaxHeaderBytes:    *maxHeader,
 		IdleTimeout:       2 * time.Minute,
+		// A tool's answer (a page of rows) leaves in one write
+		// (observe.CorkListener, mcp's writeJSON).
+		ConnContext: observe.ConnContext,
 	}
 	ln, err := net.Listen("tcp", *restAddr)
 	if err != nil {
@@ -201,7 +204,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	observe.ServeProfiles(log)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
-	go func() { errc <- mcpSrv.Serve(mln) }()
+	go func() { errc <- mcpSrv.Serve(observe.CorkListener(mln)) }()
 	select {
 	case err := <-errc:
 		return err
