@@ -8,7 +8,8 @@
 // (pure Go). Several processes — the CLI and a running server — may open the
 // same file at once: connections use WAL, a 5 s busy timeout and BEGIN
 // IMMEDIATE transactions, so writers queue instead of failing with
-// SQLITE_BUSY, and the migration runner re-checks schema_migrations inside
+// SQLITE_BUSY (and a first connection SQLite refuses as busy while another
+// turns a new file into WAL mode is opened again), and the migration runner re-checks schema_migrations inside
 // its write transaction, so a migration is applied exactly once.
 //
 // With EnvControlDSN (MINIMAL_CONTROL_DSN) set, or a DSN given to

@@ -163,11 +163,40 @@ func openSQLite(ctx context.Context, dataDir string) (*sql.DB, error) {
 	// the schema again, which costs more than most statements here.
 	db.SetMaxOpenConns(sqliteConns)
 	db.SetMaxIdleConns(sqliteConns)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, dbErr(err, "store: open %s", DBFile)
+	// The first connection turns a new file into WAL mode, which takes the
+	// file's exclusive lock; SQLite answers SQLITE_BUSY at once, without
+	// its busy timeout, to one of several processes (or Stores) doing so
+	// together, as waiting could deadlock. The loser tries again.
+	for deadline := time.Now().Add(openBusyWait); ; {
+		err := db.PingContext(ctx)
+		if err == nil {
+			return db, nil
+		}
+		if !sqliteBusy(err) || time.Now().After(deadline) {
+			db.Close()
+			return nil, dbErr(err, "store: open %s", DBFile)
+		}
+		select {
+		case <-ctx.Done():
+			db.Close()
+			return nil, dbErr(ctx.Err(), "store: open %s", DBFile)
+		case <-time.After(openBusyPause):
+		}
 	}
-	return db, nil
+}
+
+// openSQLite retries a first connection SQLite refused as busy every
+// openBusyPause for openBusyWait, the busy timeout of the connections.
+const (
+	openBusyWait  = 5 * time.Second
+	openBusyPause = 10 * time.Millisecond
+)
+
+// sqliteBusy reports whether err is SQLite's SQLITE_BUSY (of any extended
+// kind).
+func sqliteBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // privateDB makes the SQLite file path and its companions mode 0600,
