@@ -235,6 +235,7 @@ CREATE TABLE employees (
   photo bytea
 );
 CREATE VIEW slow AS SELECT 1 AS id, pg_sleep(3)::text AS s;
+CREATE VIEW failing AS SELECT id, 10 / (id - 3) AS q FROM generate_series(1, 5) AS id;
 INSERT INTO departments VALUES (1,'Ops'),(6,'HR'),(7,'Eng'),(9,'Sales');
 INSERT INTO employees (full_name,email,department_id,salary,rating,active,hired,updated,tags,profile,big,ext,photo) VALUES
  ('Ada Lovelace','ada@x.io',7,12345678901.25,4.5,true,'2020-01-02','2021-03-04T05:06:07.123456Z','{a,b}','{"n":9007199254740993,"k":"v"}',9007199254740993,'6f1c3a34-1b7e-4d6b-9f3a-3f1c2b7a9e10','\x0001ff'),

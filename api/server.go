@@ -322,8 +322,17 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) {
 	if total != nil {
 		w.Header().Set("Content-Range", contentRange(plan.Offset, plan.Limit, *total))
 	}
-	w.WriteHeader(http.StatusOK)
+	// The status (200) goes with the first bytes of the answer: a
+	// database that fails before then (a page is written once it is
+	// whole, a bigger answer every 32 KiB) still gets its error answered.
 	if _, err := wire.Stream(w, format, res.Rows, page); err != nil {
+		if sw, ok := w.(interface{ Status() int }); ok && sw.Status() == 0 {
+			h := w.Header()
+			h.Del("Content-Type")
+			h.Del("Content-Range")
+			writeError(w, r, err)
+			return
+		}
 		// The status is sent; abort the response so the client sees a
 		// truncated transfer rather than a complete-looking document.
 		s.log.Warn("read stream aborted", "err", err, "request_id", middleware.GetReqID(r.Context()))
