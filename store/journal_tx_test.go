@@ -266,3 +266,69 @@ func testJournalCommitsUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+func TestJournalWriterHeldUp(t *testing.T) { eachBackend(t, testJournalWriterHeldUp) }
+
+// testJournalWriterHeldUp: while the journal writer is held up — another
+// transaction holds the lock its next write needs for a second, as a
+// checkpoint of SQLite's write-ahead log or a slow disk holds a commit —
+// read-only calls still begin and finish at once: their operations wait
+// in the writer's queue (journalQueue), not in their callers. When the
+// lock is released, every entry is written with its outcome.
+func testJournalWriterHeldUp(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, "h")
+	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
+	if err := s.FlushJournal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil) // SQLite: BEGIN IMMEDIATE, the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	if onPostgres() {
+		if _, err := tx.ExecContext(ctx, `LOCK TABLE session_calls IN EXCLUSIVE MODE`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const hold = time.Second
+	released := time.AfterFunc(hold, func() { _ = tx.Rollback() })
+	defer released.Stop()
+	// Two operations a call, eight times what a batch of the writer takes:
+	// the writer takes one batch and blocks on the lock writing it, the
+	// rest waits in its queue.
+	const calls = 4 * maxJournalBatch
+	start := time.Now()
+	var slowest time.Duration
+	for i := range calls {
+		t0 := time.Now()
+		_, rc, err := s.BeginReadCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: t0, Tool: "t", Arguments: `{}`})
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		s.FinishReadCall(rc, "ok", "", 1, time.Millisecond, func(err error) { t.Errorf("outcome: %v", err) })
+		slowest = max(slowest, time.Since(t0))
+	}
+	took := time.Since(start)
+	t.Logf("%d read-only calls in %v while the writer was held up for %v; the slowest %v", calls, took, hold, slowest)
+	if took >= hold*3/4 || slowest >= hold/4 {
+		t.Fatalf("%d read-only calls took %v, the slowest %v, while the writer was held up for %v: their callers waited for the writer", calls, took, slowest, hold)
+	}
+	if err := s.FlushJournal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	j := must[[]JournalEntry](t)(s.Journal(ctx, ss.ID))
+	done := 0
+	for k, e := range j {
+		if e.Seq != int64(k+1) {
+			t.Fatalf("entry %d has seq %d", k, e.Seq)
+		}
+		if e.Done {
+			done++
+		}
+	}
+	if len(j) != calls || done != calls {
+		t.Fatalf("journal has %d entries, %d done; want %d", len(j), done, calls)
+	}
+}

@@ -32,7 +32,8 @@ import (
 // A journal read
 // (Journal, FlushJournal), a call somebody waits for and Close write what
 // is pending first, so a reader never misses a call; a crash loses the
-// read-only calls of the last readLinger.
+// read-only calls of the last readLinger, and what waits in the queue
+// (journalQueue) while a commit is held up.
 
 // touchStep is the granularity of a session's LastSeenAt.
 const touchStep = time.Second
@@ -44,6 +45,17 @@ var journalCounts struct{ commits, updates atomic.Int64 }
 
 // maxJournalBatch bounds the operations of one transaction.
 const maxJournalBatch = 64
+
+// journalQueue is the room of the writer's queue: the operations that may
+// wait for the writer before their callers do. A commit now and then takes
+// tens of milliseconds — on SQLite the one that checkpoints the
+// write-ahead log into the database file, with its fsyncs; on a slow disk
+// any — while a busy gateway queues a few thousand operations a second
+// (a read-only call's entry and its outcome); with room for only a batch,
+// every call waited behind such a commit. A caller waits only when the
+// writer is behind by this much: the bound on what a held-up writer keeps
+// in memory, as the audit writer's queue is.
+const journalQueue = 4096
 
 // journalOp is one BeginCall (begin) or FinishCall. The writer fills the
 // results and closes done.

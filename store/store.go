@@ -126,7 +126,7 @@ func OpenControl(ctx context.Context, dataDir, controlDSN string) (*Store, error
 	}
 	s.prepareHot(ctx)
 	s.closing, s.shut = context.WithCancel(context.Background())
-	s.journalQ, s.journalDone = make(chan *journalOp, maxJournalBatch), make(chan struct{})
+	s.journalQ, s.journalDone = make(chan *journalOp, journalQueue), make(chan struct{})
 	s.seen = map[string]Session{}
 	go s.runJournal()
 	return s, nil
