@@ -43,8 +43,14 @@ const touchStep = time.Second
 // for the tests and benchmarks that show how calls are batched.
 var journalCounts struct{ commits, updates atomic.Int64 }
 
-// maxJournalBatch bounds the operations of one transaction.
-const maxJournalBatch = 64
+// maxJournalBatch bounds the operations of one transaction. Under load a
+// commit comes every holdFor or every maxJournalBatch operations,
+// whichever is first, and each costs a transaction, the pages it dirties
+// written to the WAL and a read by the next session check: at 64, a
+// gateway serving 3,000 read-only calls a second committed every 21 ms (an
+// outcome that finds its entry pending joins it), at 256 every holdFor. A
+// batch of 256 is a few milliseconds of SQLite's write lock.
+const maxJournalBatch = 256
 
 // journalQueue is the room of the writer's queue: the operations that may
 // wait for the writer before their callers do. A commit now and then takes
