@@ -267,6 +267,53 @@ func testJournalCommitsUnderLoad(t *testing.T) {
 	}
 }
 
+// readCallSession opens a store with a session of its own, the journal
+// written, and returns the store and a read-only call in that session.
+func readCallSession(t *testing.T, abbr string) (*Store, CallStart) {
+	t.Helper()
+	s, _ := newStore(t)
+	ctx := t.Context()
+	p, id := sessionOwner(t, s, abbr)
+	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
+	if err := s.FlushJournal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, Tool: "t", Arguments: `{}`}
+}
+
+// readCall begins call c now and finishes it, ok.
+func readCall(t *testing.T, s *Store, c CallStart) {
+	t.Helper()
+	c.At = time.Now()
+	_, rc, err := s.BeginReadCall(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.FinishReadCall(rc, "ok", "", 1, time.Millisecond, func(err error) { t.Errorf("outcome: %v", err) })
+}
+
+// wantJournalDone writes what is queued and checks that session holds
+// calls entries, numbered from 1, each with its outcome.
+func wantJournalDone(t *testing.T, s *Store, session string, calls int) {
+	t.Helper()
+	if err := s.FlushJournal(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	j := must[[]JournalEntry](t)(s.Journal(t.Context(), session))
+	done := 0
+	for k, e := range j {
+		if e.Seq != int64(k+1) {
+			t.Fatalf("entry %d has seq %d", k, e.Seq)
+		}
+		if e.Done {
+			done++
+		}
+	}
+	if len(j) != calls || done != calls {
+		t.Fatalf("journal has %d entries, %d done; want %d", len(j), done, calls)
+	}
+}
+
 func TestJournalWriterHeldUp(t *testing.T) { eachBackend(t, testJournalWriterHeldUp) }
 
 // testJournalWriterHeldUp: while the journal writer is held up — another
@@ -276,13 +323,8 @@ func TestJournalWriterHeldUp(t *testing.T) { eachBackend(t, testJournalWriterHel
 // in the writer's queue (journalQueue), not in their callers. When the
 // lock is released, every entry is written with its outcome.
 func testJournalWriterHeldUp(t *testing.T) {
-	s, _ := newStore(t)
+	s, call := readCallSession(t, "h")
 	ctx := t.Context()
-	p, id := sessionOwner(t, s, "h")
-	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
-	if err := s.FlushJournal(ctx); err != nil {
-		t.Fatal(err)
-	}
 	tx, err := s.db.BeginTx(ctx, nil) // SQLite: BEGIN IMMEDIATE, the write lock
 	if err != nil {
 		t.Fatal(err)
@@ -301,13 +343,9 @@ func testJournalWriterHeldUp(t *testing.T) {
 	const calls = maxJournalBatch
 	start := time.Now()
 	var slowest time.Duration
-	for i := range calls {
+	for range calls {
 		t0 := time.Now()
-		_, rc, err := s.BeginReadCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: t0, Tool: "t", Arguments: `{}`})
-		if err != nil {
-			t.Fatalf("call %d: %v", i, err)
-		}
-		s.FinishReadCall(rc, "ok", "", 1, time.Millisecond, func(err error) { t.Errorf("outcome: %v", err) })
+		readCall(t, s, call)
 		slowest = max(slowest, time.Since(t0))
 	}
 	took := time.Since(start)
@@ -315,22 +353,7 @@ func testJournalWriterHeldUp(t *testing.T) {
 	if took >= hold*3/4 || slowest >= hold/4 {
 		t.Fatalf("%d read-only calls took %v, the slowest %v, while the writer was held up for %v: their callers waited for the writer", calls, took, slowest, hold)
 	}
-	if err := s.FlushJournal(ctx); err != nil {
-		t.Fatal(err)
-	}
-	j := must[[]JournalEntry](t)(s.Journal(ctx, ss.ID))
-	done := 0
-	for k, e := range j {
-		if e.Seq != int64(k+1) {
-			t.Fatalf("entry %d has seq %d", k, e.Seq)
-		}
-		if e.Done {
-			done++
-		}
-	}
-	if len(j) != calls || done != calls {
-		t.Fatalf("journal has %d entries, %d done; want %d", len(j), done, calls)
-	}
+	wantJournalDone(t, s, call.SessionID, calls)
 }
 
 func TestJournalCommitsBusy(t *testing.T) { eachBackend(t, testJournalCommitsBusy) }
@@ -343,13 +366,7 @@ func TestJournalCommitsBusy(t *testing.T) { eachBackend(t, testJournalCommitsBus
 // operation of its own.) A machine that cannot call that fast commits
 // less often still.
 func testJournalCommitsBusy(t *testing.T) {
-	s, _ := newStore(t)
-	ctx := t.Context()
-	p, id := sessionOwner(t, s, "b")
-	ss := must[Session](t)(s.CreateSession(ctx, Session{ProjectID: p.ID, IdentityID: id.ID, Name: "n", Context: "c", IdleTimeout: time.Hour}))
-	if err := s.FlushJournal(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s, call := readCallSession(t, "b")
 	const every = time.Second / 3000
 	calls := 0
 	commits := journalCounts.commits.Load()
@@ -358,11 +375,7 @@ func testJournalCommitsBusy(t *testing.T) {
 		if ahead := time.Until(start.Add(time.Duration(calls) * every)); ahead > 0 {
 			time.Sleep(ahead)
 		}
-		_, rc, err := s.BeginReadCall(ctx, CallStart{SessionID: ss.ID, ProjectID: p.ID, IdentityID: id.ID, At: time.Now(), Tool: "t", Arguments: `{}`})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.FinishReadCall(rc, "ok", "", 1, time.Millisecond, func(err error) { t.Errorf("outcome: %v", err) })
+		readCall(t, s, call)
 		calls++
 	}
 	span := time.Since(start)
@@ -371,17 +384,5 @@ func testJournalCommitsBusy(t *testing.T) {
 	if limit := int64(span/holdFor) + 2; n > limit {
 		t.Fatalf("%d commits for %d calls in %v, want at most %d (one per %v)", n, calls, span, limit, holdFor)
 	}
-	if err := s.FlushJournal(ctx); err != nil {
-		t.Fatal(err)
-	}
-	j := must[[]JournalEntry](t)(s.Journal(ctx, ss.ID))
-	done := 0
-	for _, e := range j {
-		if e.Done {
-			done++
-		}
-	}
-	if len(j) != calls || done != calls {
-		t.Fatalf("journal has %d entries, %d done; want %d", len(j), done, calls)
-	}
+	wantJournalDone(t, s, call.SessionID, calls)
 }
