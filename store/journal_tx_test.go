@@ -248,21 +248,12 @@ func testJournalCommitsUnderLoad(t *testing.T) {
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		// Within journalWindow; a loaded machine may take longer.
-		j := must[[]JournalEntry](t)(other.Journal(ctx, ss.ID))
-		done := 0
-		for k, e := range j {
-			if e.Seq != int64(k+1) {
-				t.Fatalf("entry %d has seq %d", k, e.Seq)
-			}
-			if e.Done {
-				done++
-			}
-		}
-		if len(j) == calls && done == calls {
+		n, done := journalCounted(t, other, ss.ID)
+		if n == calls && done == calls {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("another store reads %d entries, %d done, 5 s after the calls; want %d", len(j), done, calls)
+			t.Fatalf("another store reads %d entries, %d done, 5 s after the calls; want %d", n, done, calls)
 		}
 	}
 }
@@ -299,8 +290,17 @@ func wantJournalDone(t *testing.T, s *Store, session string, calls int) {
 	if err := s.FlushJournal(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	if n, done := journalCounted(t, s, session); n != calls || done != calls {
+		t.Fatalf("journal has %d entries, %d done; want %d", n, done, calls)
+	}
+}
+
+// journalCounted reads session's journal through s, checks that its
+// entries are numbered from 1, and returns how many there are and how many
+// have their outcome.
+func journalCounted(t *testing.T, s *Store, session string) (entries, done int) {
+	t.Helper()
 	j := must[[]JournalEntry](t)(s.Journal(t.Context(), session))
-	done := 0
 	for k, e := range j {
 		if e.Seq != int64(k+1) {
 			t.Fatalf("entry %d has seq %d", k, e.Seq)
@@ -309,9 +309,7 @@ func wantJournalDone(t *testing.T, s *Store, session string, calls int) {
 			done++
 		}
 	}
-	if len(j) != calls || done != calls {
-		t.Fatalf("journal has %d entries, %d done; want %d", len(j), done, calls)
-	}
+	return len(j), done
 }
 
 func TestJournalWriterHeldUp(t *testing.T) { eachBackend(t, testJournalWriterHeldUp) }
