@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -383,4 +385,50 @@ func testJournalCommitsBusy(t *testing.T) {
 		t.Fatalf("%d commits for %d calls in %v, want at most %d (one per %v)", n, calls, span, limit, holdFor)
 	}
 	wantJournalDone(t, s, call.SessionID, calls)
+}
+
+// TestJournalLeavesCheckpoints: on SQLite the journal writer's commits do
+// not checkpoint the write-ahead log (its connection's wal_autocheckpoint
+// is 0: before, the commit that made the log 1,000 pages long copied it
+// into control.db, 20-90 ms under load, and the write tools in it waited
+// that long); the Store's other connections do. With no other writer at
+// all, the writer checkpoints the log itself once its callers have their
+// answers: 3,000 write calls, two pages or more each, leave the log at
+// about journalCheckpointAt pages, where without a checkpoint it would
+// hold 6,000 and more.
+func TestJournalLeavesCheckpoints(t *testing.T) {
+	t.Setenv(EnvControlDSN, "")
+	s, call := readCallSession(t, "k")
+	readCall(t, s, call) // the session check maps the wal-index header
+	wantJournalDone(t, s, call.SessionID, 1)
+	var n int
+	if err := s.jconn.conn.QueryRowContext(t.Context(), `PRAGMA wal_autocheckpoint`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("the journal writer's connection checkpoints the log inside the commit that makes it %d pages long; want 0", n)
+	}
+	before := journalCheckpoints.Load()
+	call.Arguments = `{"blob":"` + strings.Repeat("x", 6000) + `"}`
+	const calls = 3000
+	for i := range calls {
+		call.At = time.Now()
+		if _, _, err := s.BeginCall(t.Context(), call); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	var path string
+	if err := s.db.QueryRowContext(t.Context(), `SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&path); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const frame = 4096 + 24
+	pages := fi.Size() / frame
+	t.Logf("%d write calls: %d checkpoints of the writer's; the log reached %d pages", calls, journalCheckpoints.Load()-before, pages)
+	if pages > 3*checkpointFrames {
+		t.Fatalf("the log reached %d pages during %d write calls; want at most %d", pages, calls, 3*checkpointFrames)
+	}
 }

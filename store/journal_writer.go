@@ -54,9 +54,9 @@ const maxJournalBatch = 256
 
 // journalQueue is the room of the writer's queue: the operations that may
 // wait for the writer before their callers do. A commit now and then takes
-// tens of milliseconds — on SQLite the one that checkpoints the
-// write-ahead log into the database file, with its fsyncs; on a slow disk
-// any — while a busy gateway queues a few thousand operations a second
+// tens of milliseconds — on a slow disk, behind another writer's lock, or
+// (before checkpointJournal) the SQLite commit that checkpointed the
+// write-ahead log — while a busy gateway queues a few thousand operations a second
 // (a read-only call's entry and its outcome); with room for only a batch,
 // every call waited behind such a commit. A caller waits only when the
 // writer is behind by this much: the bound on what a held-up writer keeps
@@ -403,6 +403,7 @@ func (s *Store) flush(pending, batch []*journalOp) []*journalOp {
 		op.answered()
 	}
 	clear(pending)
+	s.checkpointJournal()
 	return pending[:0]
 }
 
@@ -928,6 +929,9 @@ type journalConn struct {
 	conn *sql.Conn
 	// stmts are the statements prepared on conn, by query.
 	stmts map[string]*sql.Stmt
+	// auto: conn checkpoints inside its commits, as SQLite's own (while
+	// the wal-index header is not mapped: checkpointJournal).
+	auto bool
 }
 
 // begin begins a transaction, on a new connection when there is none.
@@ -937,7 +941,10 @@ func (w *journalConn) begin(ctx context.Context, db *sql.DB) error {
 		if err != nil {
 			return err
 		}
-		w.conn, w.stmts = conn, map[string]*sql.Stmt{}
+		w.conn, w.stmts, w.auto = conn, map[string]*sql.Stmt{}, false
+		// Its commits leave the write-ahead log's checkpoint to the other
+		// connections (checkpointJournal).
+		_, _ = w.conn.ExecContext(ctx, noAutoCheckpoint)
 		// Prepared before the transaction begins: the write lock is then
 		// held only while writing.
 		for _, q := range journalConnQueries {
@@ -981,12 +988,16 @@ func (w *journalConn) drop() {
 }
 
 // close hands the connection back to the pool (the writer stops; no
-// transaction is open then).
+// transaction is open then), with SQLite's checkpoint as the pool's
+// connections have it.
 func (w *journalConn) close() {
 	if w.conn == nil {
 		return
 	}
 	w.closeStmts()
+	if _, err := w.conn.ExecContext(context.Background(), autoCheckpoint); err != nil {
+		_ = w.conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
 	_ = w.conn.Close()
 	w.conn = nil
 }
@@ -1032,4 +1043,76 @@ func (w *journalConn) ExecContext(ctx context.Context, query string, args ...any
 		return st.ExecContext(ctx, args...)
 	}
 	return w.conn.ExecContext(ctx, query, args...)
+}
+
+// On SQLite every commit appends the pages it changed to the write-ahead
+// log, and SQLite checkpoints it — copies it back into control.db, with an
+// fsync of each — inside the commit that makes it checkpointFrames pages
+// long (wal_autocheckpoint). Under load that was one journal commit every
+// few seconds taking 20-90 ms instead of a few, and the write tools whose
+// entries rode in it waited as long. The writer's connection leaves that
+// checkpoint to the Store's other connections (the audit writer's,
+// which commits whenever calls are made, and the pool's), whose callers
+// wait for nobody, and checks the log's length after each write, its
+// callers answered: should the log reach journalCheckpointAt pages
+// because nothing else committed, the writer checkpoints it itself.
+
+const (
+	// checkpointFrames is SQLite's threshold (wal_autocheckpoint's
+	// default): about 4 MB of log.
+	checkpointFrames = 1000
+	// journalCheckpointAt is the length at which the writer checkpoints:
+	// the other connections checkpoint at checkpointFrames, on their next
+	// commit.
+	journalCheckpointAt = 2 * checkpointFrames
+)
+
+// The pragmas of the writer's connection, and its own checkpoint.
+const (
+	noAutoCheckpoint  = `PRAGMA wal_autocheckpoint = 0`
+	autoCheckpoint    = `PRAGMA wal_autocheckpoint = 1000`
+	journalCheckpoint = `PRAGMA wal_checkpoint(PASSIVE)`
+)
+
+// walMaxFrame is the word of the wal-index header (walHeader) that holds
+// the log's last valid frame: its length in pages.
+const walMaxFrame = 4
+
+// journalCheckpoints counts, over the process, the checkpoints the
+// journal writer ran itself, for the tests.
+var journalCheckpoints atomic.Int64
+
+// checkpointJournal checkpoints the log on the writer's connection when it
+// is journalCheckpointAt pages long or more. The length is read from the
+// wal-index header the session checker maps, which the read-only calls
+// that fill the journal map; when it is not mapped, the writer's
+// connection checkpoints as SQLite's own would (checkpointJournal turns
+// it back on), so the log is bounded either way.
+func (s *Store) checkpointJournal() {
+	w := &s.jconn
+	if s.dia.name != sqliteDialect.name || w.conn == nil {
+		return
+	}
+	ctx := context.WithoutCancel(s.closing)
+	h, ok := s.checker.header()
+	if !ok {
+		if !w.auto {
+			if _, err := w.conn.ExecContext(ctx, autoCheckpoint); err == nil {
+				w.auto = true
+			}
+		}
+		return
+	}
+	if w.auto {
+		if _, err := w.conn.ExecContext(ctx, noAutoCheckpoint); err == nil {
+			w.auto = false
+		}
+	}
+	if h[walMaxFrame] < journalCheckpointAt {
+		return
+	}
+	var busy, frames, done int64
+	if w.conn.QueryRowContext(ctx, journalCheckpoint).Scan(&busy, &frames, &done) == nil {
+		journalCheckpoints.Add(1)
+	}
 }
