@@ -8,6 +8,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -887,6 +888,8 @@ func (s *Store) recordJournal(ctx context.Context, op string, fn func(tx querier
 		return s.record(ctx, op, func(tx *sql.Tx) error { return fn(prepared{s, tx}) })
 	}
 	w := &s.jconn
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if err := w.begin(ctx, s.db); err != nil {
 		return dbErr(err, "%s", op)
 	}
@@ -926,6 +929,10 @@ const (
 // any state and is let go (database/sql closes it), and the next
 // transaction takes a new one.
 type journalConn struct {
+	// mu is held while the connection is used: by the writer alone, but
+	// its checkpoint (checkpointJournal) runs after its callers have their
+	// answers, which may be the tests that drive writeJournal themselves.
+	mu   sync.Mutex
 	conn *sql.Conn
 	// stmts are the statements prepared on conn, by query.
 	stmts map[string]*sql.Stmt
@@ -1090,7 +1097,12 @@ var journalCheckpoints atomic.Int64
 // it back on), so the log is bounded either way.
 func (s *Store) checkpointJournal() {
 	w := &s.jconn
-	if s.dia.name != sqliteDialect.name || w.conn == nil {
+	if s.dia.name != sqliteDialect.name {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.conn == nil {
 		return
 	}
 	ctx := context.WithoutCancel(s.closing)
