@@ -59,10 +59,9 @@ const maxJournalBatch = 256
 // (before checkpointJournal) the SQLite commit that checkpointed the
 // write-ahead log — while a busy gateway queues a few thousand operations
 // a second (a read-only call's entry and its outcome); with room for only
-// a batch,
-// every call waited behind such a commit. A caller waits only when the
-// writer is behind by this much: the bound on what a held-up writer keeps
-// in memory, as the audit writer's queue is.
+// a batch, every call waited behind such a commit. A caller waits only
+// when the writer is behind by this much: the bound on what a held-up
+// writer keeps in memory, as the audit writer's queue is.
 const journalQueue = 4096
 
 // journalOp is one BeginCall (begin) or FinishCall. The writer fills the
