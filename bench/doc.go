@@ -58,7 +58,8 @@
 //     run the same SQL and the ratio is what the permission gates cost;
 //     and, in four rounds of -duration/4 each, gateway against direct on MariaDB and
 //     on ClickHouse. A failure there is reported on the dialect's line and
-//     fails the run at the end. Then, in twelve rounds each, MCP against
+//     fails the run at the end. Then, in twenty rounds each (-duration/8
+//     each; bench/main.go's mcpRounds says why twenty), MCP against
 //     REST on the same gateway, once per protocol era clients speak
 //     (2025-06-18 and 2025-11-25: initialize first and its Mcp-Session-Id
 //     on every call; 2026-07-28: _meta and the standard headers):
@@ -67,10 +68,15 @@
 //     MCP answers are checked at the same cadence as REST's: on every
 //     answer the JSON-RPC envelope by byte scans and the page in its
 //     structuredContent by the byte scan above; on every 16th the envelope
-//     decoded, content[0].text compared with structuredContent, and the
-//     page decoded with its ids. The size of one answer is printed for
-//     each era, 2025-03-26 too (whose clients get the text only).
-//     -only mcp runs just this measure (pg only, about two minutes).
+//     checked whole — the members before the text block well-formed JSON,
+//     content[0].text a valid JSON string equal to structuredContent — and
+//     the page decoded with its ids (checkTextBlock: the same checks as
+//     decoding the whole message, for about half the bench's CPU). The
+//     per-round lines print the bench process's own CPU per request too
+//     ("bench CPU"): it runs on the machine it measures. The size of one
+//     answer is printed for each era, 2025-03-26 too (whose clients get the
+//     text only).
+//     -only mcp runs just this measure (pg only, about three minutes).
 //     Right after the main comparison, in twelve rounds each, the gateway
 //     against the strong baseline (strong.go: the same pool and SELECT,
 //     typed scans, JSON appended by hand without reflection, one write):

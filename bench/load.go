@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -92,6 +93,7 @@ type phase struct {
 	firstErr string
 	lat      []time.Duration
 	cpu      time.Duration // CPU time of the server process; -1 when unknown
+	client   time.Duration // CPU time of the bench process itself; -1 when unknown
 }
 
 func (p *phase) rps() float64 { return float64(p.requests) / p.elapsed.Seconds() }
@@ -104,6 +106,14 @@ func (p *phase) cpuPerReq() time.Duration {
 	return p.cpu / time.Duration(p.requests)
 }
 
+// clientPerReq is the bench's own CPU time per request, -1 when unknown.
+func (p *phase) clientPerReq() time.Duration {
+	if p.client < 0 || p.requests == 0 {
+		return -1
+	}
+	return p.client / time.Duration(p.requests)
+}
+
 // sideStats merges the measured rounds of one side.
 type sideStats struct {
 	name     string
@@ -112,6 +122,7 @@ type sideStats struct {
 	p50, p99 time.Duration
 	rounds   []float64     // req/s of each round
 	cpu      time.Duration // server CPU time over the rounds; -1 when unknown
+	client   time.Duration // the bench's own CPU time over the rounds; -1 when unknown
 }
 
 // cpuPerReq is the server's CPU time per request, -1 when unknown.
@@ -120,6 +131,14 @@ func (s sideStats) cpuPerReq() time.Duration {
 		return -1
 	}
 	return s.cpu / time.Duration(s.requests)
+}
+
+// clientPerReq is the bench's own CPU time per request, -1 when unknown.
+func (s sideStats) clientPerReq() time.Duration {
+	if s.client < 0 || s.requests == 0 {
+		return -1
+	}
+	return s.client / time.Duration(s.requests)
 }
 
 func (s sideStats) rps() float64 {
@@ -155,8 +174,8 @@ func compare(ctx context.Context, a, b *target, o options, rounds int, abba bool
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		logf("      %-10s %-7s %6d req  %6.0f req/s  p50 %5.2f ms  p99 %5.2f ms  server CPU %s/req  failures %d",
-			t.name, round, p.requests, p.rps(), ms(percentileSorted(p.lat, 50)), ms(percentileSorted(p.lat, 99)), micros(p.cpuPerReq()), p.failures)
+		logf("      %-10s %-7s %6d req  %6.0f req/s  p50 %5.2f ms  p99 %5.2f ms  server CPU %s/req  bench CPU %s/req  failures %d",
+			t.name, round, p.requests, p.rps(), ms(percentileSorted(p.lat, 50)), ms(percentileSorted(p.lat, 99)), micros(p.cpuPerReq()), micros(p.clientPerReq()), p.failures)
 		sum.failures += p.failures
 		failures += p.failures
 		if p.failures > 0 {
@@ -200,6 +219,11 @@ func merge(name string, ps []*phase) sideStats {
 		} else {
 			s.cpu += p.cpu
 		}
+		if p.client < 0 || s.client < 0 {
+			s.client = -1
+		} else {
+			s.client += p.client
+		}
 		s.requests += p.requests
 		s.elapsed += p.elapsed
 		s.rounds = append(s.rounds, p.rps())
@@ -221,6 +245,7 @@ func runPhase(ctx context.Context, t *target, round string, concurrency int, dur
 	}
 	results := make([]result, concurrency)
 	cpu0, cpuErr := procCPU(t.pid)
+	self0, selfErr := procCPU(os.Getpid())
 	start := time.Now()
 	deadline := start.Add(dur)
 	var wg sync.WaitGroup
@@ -256,9 +281,12 @@ func runPhase(ctx context.Context, t *target, round string, concurrency int, dur
 		}()
 	}
 	wg.Wait()
-	p := &phase{target: t.name, round: round, elapsed: time.Since(start), cpu: -1}
+	p := &phase{target: t.name, round: round, elapsed: time.Since(start), cpu: -1, client: -1}
 	if cpu1, err := procCPU(t.pid); err == nil && cpuErr == nil {
 		p.cpu = cpu1 - cpu0
+	}
+	if self1, err := procCPU(os.Getpid()); err == nil && selfErr == nil {
+		p.client = self1 - self0
 	}
 	for _, r := range results {
 		p.requests += len(r.lat)

@@ -110,6 +110,10 @@ type mcpSide struct {
 // modern reports whether the side speaks the stateless era.
 func (m *mcpSide) modern() bool { return m.version >= mcpProtocol }
 
+// structured reports whether the side's answers carry structuredContent
+// (2025-06-18 and later).
+func (m *mcpSide) structured() bool { return m.version >= "2025-06-18" }
+
 // mcpMeta is the params._meta every 2026-07-28 request carries.
 var mcpMeta = map[string]any{
 	"io.modelcontextprotocol/protocolVersion":    mcpProtocol,
@@ -253,7 +257,9 @@ func answerSize(ctx context.Context, t *target, pg int) (int, error) {
 // full decode on every fullCheckEvery-th — the envelope is checked by byte
 // scans and the answer is the structuredContent, cut out of the body (see
 // structuredAt). The full check compares the text with structuredContent
-// byte for byte first, and as JSON values only when the bytes differ.
+// byte for byte first, and as JSON values only when the bytes differ; for
+// a page of rows in an era with structuredContent it checks the text block
+// alone after the byte scans (checkTextBlock), as strictly.
 func mcpCall(ctx context.Context, t *target, tool string, reqBody []byte, body *bytes.Buffer, full bool) error {
 	resp, err := mcpPost(ctx, t, tool, reqBody)
 	if err != nil {
@@ -267,7 +273,7 @@ func mcpCall(ctx context.Context, t *target, tool string, reqBody []byte, body *
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("status %d: %.200s", resp.StatusCode, bytes.TrimSpace(body.Bytes()))
 	}
-	if !full {
+	if !full || (tool == "auto_read_rows" && t.mcp.structured()) {
 		b := bytes.TrimSpace(body.Bytes())
 		tail := t.mcp.tail
 		i := structuredAt(b, tail)
@@ -279,8 +285,14 @@ func mcpCall(ctx context.Context, t *target, tool string, reqBody []byte, body *
 		case bytes.HasSuffix(b[:i], isErrorBefore):
 			return fmt.Errorf("tool error: %.200s", b)
 		}
+		answer := b[i+len(tail) : len(b)-2]
+		if full {
+			if err := checkTextBlock(b, i, answer); err != nil {
+				return err
+			}
+		}
 		// Move the answer to the front of body (b aliases it).
-		n := copy(body.Bytes(), b[i+len(tail):len(b)-2])
+		n := copy(body.Bytes(), answer)
 		body.Truncate(n)
 		return nil
 	}
@@ -316,6 +328,39 @@ func mcpCall(ctx context.Context, t *target, tool string, reqBody []byte, body *
 	return nil
 }
 
+// checkTextBlock is the full check of a page's answer b (the checks of
+// every answer passed: structuredContent's value, answer, follows the
+// tail at i), as strict as decoding the whole message and cheaper — the
+// bench's own CPU is on the machine it measures. The members before the
+// text block must be well-formed JSON, the text block the only content
+// block, the text one valid JSON string equal to answer (byte for byte,
+// or as a JSON value); checkPage then decodes answer itself. With the
+// fixed bytes around them, that is all of the message.
+func checkTextBlock(b []byte, i int, answer []byte) error {
+	// The content array closes right before the tail, or before the
+	// isError member in front of 2026-07-28's.
+	end := i
+	if e := bytes.TrimSuffix(b[:i], isErrorFalse); len(e) < i {
+		end = len(e)
+	}
+	at := bytes.Index(b[:end], textOpen)
+	if at < 0 || !bytes.HasSuffix(b[:end], []byte("}]")) {
+		return fmt.Errorf("no text block before structuredContent: %.200s", b)
+	}
+	head := append(bytes.Clone(b[:at+len(textOpen)]), `""}]}}`...)
+	if !json.Valid(head) {
+		return fmt.Errorf("malformed JSON-RPC result: %.200s", b)
+	}
+	var text string
+	if err := json.Unmarshal(b[at+len(textOpen):end-2], &text); err != nil {
+		return fmt.Errorf("text block: %w: %.100s", err, b[at:])
+	}
+	if text != string(answer) && !sameJSON([]byte(text), answer) {
+		return fmt.Errorf("structuredContent differs from the text answer: %.200s", b)
+	}
+	return nil
+}
+
 // sameJSON reports whether a and b are the same JSON value (numbers
 // compared as written).
 func sameJSON(a, b []byte) bool {
@@ -331,10 +376,15 @@ func sameJSON(a, b []byte) bool {
 }
 
 var (
-	rpcOpen    = []byte(`{"jsonrpc":"2.0","id":`)
+	rpcOpen = []byte(`{"jsonrpc":"2.0","id":`)
+	// textOpen opens the one content block of a tool's answer, up to its
+	// text's value.
+	textOpen   = []byte(`"content":[{"type":"text","text":`)
 	resultOpen = []byte(`"result":{`)
-	// isErrorBefore precedes the tail (mcpSide.tail) in a tool error.
+	// isErrorBefore precedes the tail (mcpSide.tail) in a tool error,
+	// isErrorFalse in a 2026-07-28 success.
 	isErrorBefore = []byte(`,"isError":true`)
+	isErrorFalse  = []byte(`,"isError":false`)
 )
 
 // structuredAt is the index of tail, the members before
@@ -406,7 +456,7 @@ func mcpPhase(ctx context.Context, gw *child, dataDir, gwBase, token, readerToke
 	}
 	logf("cross-check: page 3 identical through MCP (every era) and REST")
 	for _, v := range mcpEras {
-		mst, rst, failures, err := compare(ctx, targets[v], r, o.stretched(scopedRounds), scopedRounds, true, sum)
+		mst, rst, failures, err := compare(ctx, targets[v], r, o.stretched(mcpRounds), mcpRounds, true, sum)
 		if err != nil {
 			return err
 		}

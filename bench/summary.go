@@ -155,12 +155,12 @@ func (s *summary) print(w io.Writer) {
 		}
 	}
 	if len(s.mcpEras) > 0 {
-		fmt.Fprintf(&b, "\nmcp auto_read_rows (identity agent, one AI session, each call journaled) vs REST GET (admin), %d-row pages by id, per protocol era (ratio: median of %d interleaved rounds):\n", pageSize, scopedRounds)
+		fmt.Fprintf(&b, "\nmcp auto_read_rows (identity agent, one AI session, each call journaled) vs REST GET (admin), %d-row pages by id, per protocol era (ratio: median of %d interleaved rounds):\n", pageSize, mcpRounds)
 		for _, e := range s.mcpEras {
 			ratio := medianRatio(e.mcp, e.rest)
-			fmt.Fprintf(&b, "  %-10s mcp %5.0f req/s  rest %5.0f req/s  ratio %.2f (target ≥ %.2f)%s   server CPU %s vs %s/req; p50 %.2f vs %.2f ms; rounds %s vs %s\n",
+			fmt.Fprintf(&b, "  %-10s mcp %5.0f req/s  rest %5.0f req/s  ratio %.2f (target ≥ %.2f)%s   server CPU %s vs %s/req; bench CPU %s vs %s/req; p50 %.2f vs %.2f ms; rounds %s vs %s\n",
 				e.version, e.mcp.rps(), e.rest.rps(), ratio, mcpTarget, missed(ratio, mcpTarget), micros(e.mcp.cpuPerReq()), micros(e.rest.cpuPerReq()),
-				ms(e.mcp.p50), ms(e.rest.p50), roundList(e.mcp), roundList(e.rest))
+				micros(e.mcp.clientPerReq()), micros(e.rest.clientPerReq()), ms(e.mcp.p50), ms(e.rest.p50), roundList(e.mcp), roundList(e.rest))
 		}
 	}
 	if len(s.answerSizes) > 0 {
