@@ -77,8 +77,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	ctx = stopSignals(ctx)
 
 	privateFiles() // a gateway: what it writes under the data dir is private, as with serve
 	st, err := openStore(ctx, *dataDir)
@@ -115,6 +114,18 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return err
 }
 
+// stopSignals is ctx, canceled by SIGINT or SIGTERM: the way to stop an
+// MCP process. The handlers stay for the rest of the process's life. An
+// MCP process also ends on its own when its agent closes stdin, and a
+// supervisor may send SIGTERM just then: with the handlers taken down as
+// the command returned, that signal killed a process that had already
+// finished its work (journal committed, stores closed), and it died of
+// the signal instead of exiting with its own status.
+func stopSignals(ctx context.Context) context.Context {
+	ctx, _ = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	return ctx
+}
+
 // dropInHTTP is the HTTP transport of drop-in mode: none (stdio) when bind
 // is empty.
 type dropInHTTP struct {
@@ -130,8 +141,7 @@ type dropInHTTP struct {
 // mounts them as mi databases and the same tools run through the same
 // pipeline, as role admin.
 func dropIn(ctx context.Context, hc dropInHTTP, stdin io.Reader, stdout io.Writer, log *slog.Logger, maxPage int64, stmtTimeout time.Duration) error {
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	ctx = stopSignals(ctx)
 	cwd, err := os.Getwd()
 	if err != nil {
 		return err
