@@ -114,13 +114,14 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return err
 }
 
-// stopSignals is ctx, canceled by SIGINT or SIGTERM: the way to stop an
-// MCP process. The handlers stay for the rest of the process's life. An
-// MCP process also ends on its own when its agent closes stdin, and a
-// supervisor may send SIGTERM just then: with the handlers taken down as
-// the command returned, that signal killed a process that had already
-// finished its work (journal committed, stores closed), and it died of
-// the signal instead of exiting with its own status.
+// stopSignals is ctx, canceled by SIGINT or SIGTERM: the way to stop a
+// serving process (serve, mcp). The handlers stay for the rest of the
+// process's life. An MCP process also ends on its own when its agent
+// closes stdin (serve, on a fatal error), and a supervisor may send
+// SIGTERM just then: with the handlers taken down as the command
+// returned, that signal killed a process that had already finished its
+// work (journal committed, stores closed), and it died of the signal
+// instead of exiting with its own status.
 func stopSignals(ctx context.Context) context.Context {
 	ctx, _ = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	return ctx

@@ -10,9 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/littlebitlabs/minimal/api"
@@ -97,8 +95,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer closeLog()
 
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	ctx = stopSignals(ctx)
 
 	privateFiles() // every file written under the data dir is 0600, every directory 0700
 	if *controlDSN == "" {
